@@ -1,0 +1,79 @@
+import type { Server } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { NextFunction, Request, Response } from 'express';
+import helmet from 'helmet';
+import { Logger } from 'nestjs-pino';
+import { AppModule } from './app.module.js';
+import { AppConfig } from './config/config.js';
+import { assignRequestId } from './http/request-id.js';
+import { ErrorCode } from './problem/error-catalog.js';
+import { buildProblem, PROBLEM_MEDIA_TYPE } from './problem/problem.js';
+
+/** Headers a web form or agent on another origin may read. */
+const EXPOSED_HEADERS = ['RateLimit', 'RateLimit-Policy', 'Retry-After', 'Deprecation', 'Sunset', 'Link', 'X-Request-Id', 'Location'];
+
+/** Timeouts that keep slow or idle clients from holding connections (documented in the README). */
+export const SERVER_TIMEOUTS = { headersTimeout: 15_000, requestTimeout: 30_000, keepAliveTimeout: 5_000 };
+
+/** Builds the whole application; main.ts and every e2e suite go through here, so tests run what production runs. */
+export async function createApp(config: AppConfig): Promise<NestExpressApplication> {
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), { bodyParser: false, bufferLogs: true });
+  app.useLogger(app.get(Logger));
+  app.set('trust proxy', config.trustProxy);
+  app.set('x-powered-by', false);
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    (req as Request & { id: string }).id = assignRequestId(req, res);
+    next();
+  });
+  app.use(
+    helmet({
+      contentSecurityPolicy: {
+        directives: {
+          defaultSrc: ["'self'"],
+          scriptSrc: ["'self'"],
+          // Swagger UI sets inline styles on its elements.
+          styleSrc: ["'self'", "'unsafe-inline'"],
+          imgSrc: ["'self'", 'data:'],
+          connectSrc: ["'self'"],
+          frameAncestors: ["'none'"],
+        },
+      },
+      // Discovery documents, the form script and the CLI are fetched by other sites and tools.
+      crossOriginResourcePolicy: { policy: 'cross-origin' },
+    }),
+  );
+  app.enableCors({
+    origin: config.corsOrigins === '*' ? '*' : config.corsOrigins,
+    credentials: false,
+    methods: ['GET', 'HEAD', 'POST', 'OPTIONS'],
+    allowedHeaders: ['Content-Type', 'Authorization', 'Idempotency-Key', 'X-Request-Id', 'Mcp-Protocol-Version', 'Mcp-Session-Id'],
+    exposedHeaders: EXPOSED_HEADERS,
+    maxAge: 600,
+  });
+  app.enableShutdownHooks();
+  answerMalformedRequests(app.getHttpServer() as Server, config.publicBaseUrl);
+  return app;
+}
+
+/** Node answers malformed HTTP (oversized headers, bad framing) itself, in plain text; answer with a problem instead. */
+function answerMalformedRequests(server: Server, baseUrl: string): void {
+  server.removeAllListeners('clientError');
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
+    if (!socket.writable || error.code === 'ECONNRESET') {
+      socket.destroy();
+      return;
+    }
+    const code: ErrorCode = error.code === 'HPE_HEADER_OVERFLOW' ? 'request_header_fields_too_large' : 'bad_request';
+    const detail = code === 'bad_request' ? 'The HTTP request could not be parsed.' : 'The request line and headers exceed 16 KiB.';
+    const problem = buildProblem(baseUrl, code, detail, { instance: '/', requestId: randomUUID() });
+    const body = JSON.stringify(problem);
+    socket.end(
+      `HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status]}\r\nContent-Type: ${PROBLEM_MEDIA_TYPE}\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${problem.request_id}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  });
+}

@@ -1,0 +1,181 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+export interface RateLimitQuota {
+  limit: number;
+  windowSeconds: number;
+}
+
+export interface ApiDeprecation {
+  path: string;
+  deprecation: Date;
+  sunset?: Date;
+  link?: string;
+}
+
+export interface AppConfig {
+  port: number;
+  publicBaseUrl: string;
+  dataDir: string;
+  databaseUrl?: string;
+  redisUrl?: string;
+  logLevel: LogLevel;
+  corsOrigins: '*' | string[];
+  /** Express `trust proxy`: false (socket address only), a hop count, or a list of trusted addresses. */
+  trustProxy: false | number | string[];
+  rateLimitAnonymous: RateLimitQuota;
+  rateLimitAgent: RateLimitQuota;
+  apiDeprecations: ApiDeprecation[];
+  version: string;
+}
+
+export class ConfigError extends Error {
+  constructor(variable: string, problem: string) {
+    super(`Invalid configuration: ${variable} ${problem}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+/** Reads and validates every setting once; a bad value throws a ConfigError naming the variable. */
+export function loadConfig(env: Env = process.env): AppConfig {
+  const value = (name: string): string | undefined => {
+    const raw = env[name]?.trim();
+    return raw ? raw : undefined;
+  };
+  const port = parsePort(value('PORT'));
+  return Object.freeze({
+    port,
+    publicBaseUrl: parseBaseUrl(value('PUBLIC_BASE_URL') ?? `http://localhost:${port || 3000}`),
+    dataDir: resolve(value('DATA_DIR') ?? './data'),
+    databaseUrl: parseUrl('DATABASE_URL', value('DATABASE_URL'), ['postgres:', 'postgresql:']),
+    redisUrl: parseUrl('REDIS_URL', value('REDIS_URL'), ['redis:', 'rediss:']),
+    logLevel: parseLogLevel(value('LOG_LEVEL')),
+    corsOrigins: parseCorsOrigins(value('CORS_ORIGINS')),
+    trustProxy: parseTrustProxy(value('TRUST_PROXY')),
+    rateLimitAnonymous: parseQuota('RATE_LIMIT_ANONYMOUS', value('RATE_LIMIT_ANONYMOUS') ?? '60/60s'),
+    rateLimitAgent: parseQuota('RATE_LIMIT_AGENT', value('RATE_LIMIT_AGENT') ?? '600/60s'),
+    apiDeprecations: parseDeprecations(value('API_DEPRECATIONS')),
+    version: packageVersion(),
+  });
+}
+
+function parsePort(raw: string | undefined): number {
+  if (raw === undefined) return 3000;
+  const port = Number(raw);
+  if (!/^\d+$/.test(raw) || port > 65535) throw new ConfigError('PORT', 'must be an integer from 0 to 65535');
+  return port;
+}
+
+function parseBaseUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError('PUBLIC_BASE_URL', 'must be an absolute http(s) URL such as https://api.example.com');
+  }
+  if (!['http:', 'https:'].includes(url.protocol)) throw new ConfigError('PUBLIC_BASE_URL', 'must use http or https');
+  if (raw !== url.origin) {
+    throw new ConfigError('PUBLIC_BASE_URL', `must be an origin with no path, query or trailing slash (e.g. ${url.origin})`);
+  }
+  return url.origin;
+}
+
+function parseUrl(name: string, raw: string | undefined, protocols: string[]): string | undefined {
+  if (raw === undefined) return undefined;
+  let protocol: string;
+  try {
+    protocol = new URL(raw).protocol;
+  } catch {
+    // The value may hold a password, so it is never echoed.
+    throw new ConfigError(name, 'is not a valid URL');
+  }
+  if (!protocols.includes(protocol)) throw new ConfigError(name, `must start with ${protocols.map((p) => `${p}//`).join(' or ')}`);
+  return raw;
+}
+
+function parseLogLevel(raw: string | undefined): LogLevel {
+  if (raw === undefined) return 'info';
+  const level = raw.toLowerCase() as LogLevel;
+  if (!LOG_LEVELS.includes(level)) throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`);
+  return level;
+}
+
+function parseCorsOrigins(raw: string | undefined): '*' | string[] {
+  if (raw === undefined || raw === '*') return '*';
+  return raw.split(',').map((item) => {
+    const origin = item.trim();
+    try {
+      if (new URL(origin).origin === origin) return origin;
+    } catch {
+      // fall through to the error below
+    }
+    throw new ConfigError('CORS_ORIGINS', `must be * or a comma-separated list of origins (bad entry "${origin}")`);
+  });
+}
+
+function parseTrustProxy(raw: string | undefined): false | number | string[] {
+  if (raw === undefined) return false;
+  if (/^\d+$/.test(raw)) return Number(raw);
+  const entries = raw.split(',').map((entry) => entry.trim());
+  const valid = /^(loopback|linklocal|uniquelocal|[0-9a-fA-F.:]+(\/\d{1,3})?)$/;
+  if (entries.some((entry) => !valid.test(entry))) {
+    throw new ConfigError('TRUST_PROXY', 'must be a hop count or a comma-separated list of addresses, CIDRs, loopback, linklocal or uniquelocal');
+  }
+  return entries;
+}
+
+function parseQuota(name: string, raw: string): RateLimitQuota {
+  const match = /^(\d+)\/(\d+)s$/.exec(raw);
+  const limit = Number(match?.[1]);
+  const windowSeconds = Number(match?.[2]);
+  if (!match || limit < 1 || windowSeconds < 1) throw new ConfigError(name, 'must look like <count>/<seconds>s, e.g. 60/60s');
+  return { limit, windowSeconds };
+}
+
+function parseDeprecations(raw: string | undefined): ApiDeprecation[] {
+  if (raw === undefined) return [];
+  const fail = (problem: string): never => {
+    throw new ConfigError('API_DEPRECATIONS', problem);
+  };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    fail('must be a JSON array');
+  }
+  if (!Array.isArray(parsed)) fail('must be a JSON array');
+  return (parsed as unknown[]).map((entry, index) => {
+    const at = `entry ${index}`;
+    if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) return fail(`${at} must be an object`);
+    const { path, deprecation, sunset, link, ...rest } = entry as Record<string, unknown>;
+    if (Object.keys(rest).length) fail(`${at} has unknown keys: ${Object.keys(rest).join(', ')}`);
+    if (typeof path !== 'string' || !path.startsWith('/')) fail(`${at}.path must be a route prefix starting with /`);
+    const when = (name: string, v: unknown): Date => {
+      const date = typeof v === 'string' && RFC3339.test(v) ? new Date(v) : undefined;
+      return date && !Number.isNaN(date.getTime()) ? date : fail(`${at}.${name} must be an RFC 3339 date-time`);
+    };
+    const result: ApiDeprecation = { path: path as string, deprecation: when('deprecation', deprecation) };
+    if (sunset !== undefined) {
+      result.sunset = when('sunset', sunset);
+      if (result.sunset < result.deprecation) fail(`${at}.sunset must not be earlier than its deprecation`);
+    }
+    if (link !== undefined) {
+      if (typeof link !== 'string' || !/^https?:\/\//.test(link)) fail(`${at}.link must be an http(s) URL`);
+      result.link = link as string;
+    }
+    return result;
+  });
+}
+
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i;
+
+function packageVersion(): string {
+  const pkg = JSON.parse(readFileSync(resolve('package.json'), 'utf8')) as { version: string };
+  return pkg.version;
+}

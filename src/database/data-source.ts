@@ -1,0 +1,53 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { DataSource, DataSourceOptions } from 'typeorm';
+import { InitialSchema1763800000000 } from '../../migrations/1763800000000-initial-schema.js';
+import { AppConfig } from '../config/config.js';
+import { IdempotencyKey } from '../leads/idempotency-key.entity.js';
+import { Lead } from '../leads/lead.entity.js';
+
+export const ENTITIES = [Lead, IdempotencyKey];
+export const MIGRATIONS = [InitialSchema1763800000000];
+
+/** SQLite under DATA_DIR unless DATABASE_URL names a PostgreSQL server. Schema changes only ever come from MIGRATIONS. */
+export function dataSourceOptions(config: Pick<AppConfig, 'databaseUrl' | 'dataDir'>): DataSourceOptions {
+  const common = { entities: ENTITIES, migrations: MIGRATIONS, synchronize: false, migrationsRun: false, logging: false } as const;
+  if (config.databaseUrl) {
+    return {
+      ...common,
+      type: 'postgres',
+      url: config.databaseUrl,
+      // Bounded waits: with the server gone a request fails fast with 503 instead of hanging.
+      extra: { max: 10, connectionTimeoutMillis: 3000, query_timeout: 10000, statement_timeout: 10000 },
+    };
+  }
+  mkdirSync(config.dataDir, { recursive: true });
+  return {
+    ...common,
+    type: 'better-sqlite3',
+    database: join(config.dataDir, 'leads.sqlite'),
+    enableWAL: true,
+    // NORMAL in WAL mode keeps every committed row across a process crash (kill -9); only an OS crash can lose the last commits.
+    prepareDatabase: (db: { pragma(sql: string): unknown }) => {
+      db.pragma('synchronous = NORMAL');
+      db.pragma('busy_timeout = 5000');
+    },
+  };
+}
+
+/** Applies pending migrations; on PostgreSQL an advisory lock keeps instances that start together from racing. */
+export async function runMigrations(dataSource: DataSource): Promise<void> {
+  if (dataSource.options.type !== 'postgres') {
+    await dataSource.runMigrations({ transaction: 'each' });
+    return;
+  }
+  const runner = dataSource.createQueryRunner();
+  await runner.connect();
+  try {
+    await runner.query('SELECT pg_advisory_lock(7426823)');
+    await dataSource.runMigrations({ transaction: 'each' });
+  } finally {
+    await runner.query('SELECT pg_advisory_unlock(7426823)').catch(() => undefined);
+    await runner.release();
+  }
+}

@@ -1,0 +1,56 @@
+import { Controller, Get, Header, Headers, Param, Res, StreamableFile } from '@nestjs/common';
+import type { Response } from 'express';
+import { AppError } from '../problem/app-error.js';
+import { CatalogListing, DocsService } from './docs.service.js';
+import { OpenApiService } from './openapi.service.js';
+import { DOCS_ASSETS, SWAGGER_UI_HTML } from './swagger-ui.js';
+
+const PAGE_CACHE = 'public, max-age=300';
+
+@Controller('docs')
+export class DocsController {
+  constructor(
+    private readonly docs: DocsService,
+    private readonly openapi: OpenApiService,
+  ) {}
+
+  @Get()
+  @Header('Content-Type', 'text/html; charset=utf-8')
+  @Header('Cache-Control', PAGE_CACHE)
+  explorer(): string {
+    return SWAGGER_UI_HTML;
+  }
+
+  @Get('openapi-leads.json')
+  @Header('Content-Type', 'application/json; charset=utf-8')
+  @Header('Cache-Control', PAGE_CACHE)
+  @Header('Access-Control-Allow-Origin', '*')
+  contract(): string {
+    return this.openapi.json;
+  }
+
+  @Get('assets/:file')
+  @Header('Cache-Control', 'public, max-age=86400')
+  asset(@Param('file') file: string): StreamableFile {
+    const asset = Object.hasOwn(DOCS_ASSETS, file) ? DOCS_ASSETS[file] : undefined;
+    if (!asset) throw new AppError('not_found', `There is no documentation asset "${file}".`);
+    return new StreamableFile(asset.content, { type: asset.type });
+  }
+
+  /** HTML for people, the same catalog as JSON for `Accept: application/json`. */
+  @Get('errors')
+  @Header('Cache-Control', PAGE_CACHE)
+  @Header('Vary', 'Accept')
+  errors(@Headers('accept') accept: string | undefined, @Res({ passthrough: true }) res: Response): CatalogListing | string {
+    const wantsJson = res.req.accepts(['text/html', 'application/json']) === 'application/json' && accept !== undefined;
+    res.type(wantsJson ? 'application/json; charset=utf-8' : 'text/html; charset=utf-8');
+    return wantsJson ? this.docs.errorCatalog() : this.docs.get('errors').html;
+  }
+
+  @Get(':slug')
+  @Header('Content-Type', 'text/html; charset=utf-8')
+  @Header('Cache-Control', PAGE_CACHE)
+  page(@Param('slug') slug: string): string {
+    return this.docs.get(slug).html;
+  }
+}

@@ -1,0 +1,52 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import swaggerUiDistPath from 'swagger-ui-dist/absolute-path.js';
+import { DOCS_CSS } from './docs-layout.js';
+
+/** Swagger UI from swagger-ui-dist, loading nothing from another host. The init script is a file, so CSP needs no inline script. */
+export const SWAGGER_UI_HTML = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Leads API · explorer</title>
+<link rel="stylesheet" href="/docs/assets/swagger-ui.css">
+<link rel="icon" type="image/png" href="/docs/assets/favicon-32x32.png" sizes="32x32">
+</head>
+<body>
+<main id="swagger-ui" aria-label="API explorer"></main>
+<script src="/docs/assets/swagger-ui-bundle.js"></script>
+<script src="/docs/assets/swagger-init.js"></script>
+</body>
+</html>
+`;
+
+const SWAGGER_INIT_JS = `window.addEventListener('load', function () {
+  window.ui = SwaggerUIBundle({
+    url: '/docs/openapi-leads.json',
+    dom_id: '#swagger-ui',
+    deepLinking: true,
+    persistAuthorization: true,
+    displayRequestDuration: true,
+    presets: [SwaggerUIBundle.presets.apis],
+    layout: 'BaseLayout'
+  });
+});
+`;
+
+export interface DocsAsset {
+  type: string;
+  content: Buffer;
+}
+
+const dist = (name: string) => readFileSync(join(swaggerUiDistPath(), name));
+
+/** Read once at start (about 1.5 MB), then served from memory. */
+export const DOCS_ASSETS: Record<string, DocsAsset> = {
+  'swagger-ui.css': { type: 'text/css; charset=utf-8', content: dist('swagger-ui.css') },
+  'swagger-ui-bundle.js': { type: 'text/javascript; charset=utf-8', content: dist('swagger-ui-bundle.js') },
+  'favicon-32x32.png': { type: 'image/png', content: dist('favicon-32x32.png') },
+  'favicon-16x16.png': { type: 'image/png', content: dist('favicon-16x16.png') },
+  'swagger-init.js': { type: 'text/javascript; charset=utf-8', content: Buffer.from(SWAGGER_INIT_JS) },
+  'docs.css': { type: 'text/css; charset=utf-8', content: Buffer.from(DOCS_CSS) },
+};

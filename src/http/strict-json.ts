@@ -1,0 +1,84 @@
+import { FieldError, MAX_FIELD_ERRORS } from '../problem/error-catalog.js';
+
+export const MAX_JSON_DEPTH = 32;
+/** Keys that pollute prototypes when a parsed body is merged anywhere; never accepted, at any depth. */
+const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+
+export type StrictJsonResult = { ok: true; value: unknown } | { ok: false; syntax: true } | { ok: false; syntax: false; errors: FieldError[] };
+
+/**
+ * JSON.parse plus what it silently allows: duplicate keys (I-JSON, RFC 7493 §2.3), prototype keys and unbounded nesting.
+ * Each finding carries the JSON Pointer of the offending key.
+ */
+export function parseStrictJson(text: string): StrictJsonResult {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    if (error instanceof SyntaxError) return { ok: false, syntax: true };
+    return { ok: false, syntax: false, errors: [nestingError('')] };
+  }
+  const errors = scanStructure(text);
+  return errors.length ? { ok: false, syntax: false, errors } : { ok: true, value };
+}
+
+interface Frame {
+  pointer: string;
+  keys?: Set<string>; // objects only
+  key?: string; // the object's current key
+  index: number; // arrays only
+}
+
+/** Walks already-valid JSON text once; strings are skipped whole, so brackets and commas inside them do not count. */
+function scanStructure(text: string): FieldError[] {
+  const errors: FieldError[] = [];
+  const stack: Frame[] = [];
+  for (let i = 0; i < text.length && errors.length < MAX_FIELD_ERRORS; i++) {
+    const c = text[i];
+    if (c === '"') {
+      let end = i + 1;
+      let escaped = false;
+      while (end < text.length && text[end] !== '"') end += text[end] === '\\' ? ((escaped = true), 2) : 1;
+      const top = stack[stack.length - 1];
+      if (top?.keys && nextNonSpace(text, end + 1) === ':') {
+        const key = escaped ? (JSON.parse(text.slice(i, end + 1)) as string) : text.slice(i + 1, end);
+        const pointer = `${top.pointer}/${escapePointer(key)}`;
+        if (FORBIDDEN_KEYS.has(key)) errors.push({ pointer, code: 'forbidden_key', detail: `The key "${key}" is not allowed.` });
+        else if (top.keys.has(key)) errors.push({ pointer, code: 'duplicate_key', detail: `The key "${key}" appears more than once.` });
+        top.keys.add(key);
+        top.key = key;
+      }
+      i = end;
+    } else if (c === '{' || c === '[') {
+      const parent = stack[stack.length - 1];
+      const pointer = !parent ? '' : parent.keys ? `${parent.pointer}/${escapePointer(parent.key ?? '')}` : `${parent.pointer}/${parent.index}`;
+      if (stack.length >= MAX_JSON_DEPTH) {
+        errors.push(nestingError(pointer));
+        break;
+      }
+      stack.push(c === '{' ? { pointer, keys: new Set(), index: 0 } : { pointer, index: 0 });
+    } else if (c === '}' || c === ']') {
+      stack.pop();
+    } else if (c === ',') {
+      const top = stack[stack.length - 1];
+      if (top && !top.keys) top.index++;
+    }
+  }
+  return errors;
+}
+
+function nextNonSpace(text: string, from: number): string | undefined {
+  for (let i = from; i < text.length; i++) {
+    const c = text[i];
+    if (c !== ' ' && c !== '\n' && c !== '\r' && c !== '\t') return c;
+  }
+  return undefined;
+}
+
+export function escapePointer(token: string): string {
+  return token.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+function nestingError(pointer: string): FieldError {
+  return { pointer, code: 'nesting_too_deep', detail: `JSON nested deeper than ${MAX_JSON_DEPTH} levels is not accepted.` };
+}

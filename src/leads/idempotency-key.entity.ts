@@ -1,0 +1,34 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+
+export type IdempotencyState = 'pending' | 'done';
+
+/** One Idempotency-Key of one caller: the body fingerprint, the lead it creates, and once done, the answer to replay. */
+@Entity('idempotency_keys')
+export class IdempotencyKey {
+  @PrimaryColumn({ type: 'varchar' })
+  scope: string;
+
+  @PrimaryColumn({ type: 'varchar' })
+  key: string;
+
+  @Column({ type: 'varchar' })
+  fingerprint: string;
+
+  @Column({ type: 'varchar', name: 'lead_id' })
+  leadId: string;
+
+  @Column({ type: 'varchar' })
+  state: IdempotencyState;
+
+  @Column({ type: 'integer', name: 'response_status', nullable: true })
+  responseStatus: number | null;
+
+  @Column({ type: 'text', name: 'response_body', nullable: true })
+  responseBody: string | null;
+
+  @Column({ name: 'created_at' })
+  createdAt: Date;
+
+  @Column({ name: 'expires_at' })
+  expiresAt: Date;
+}

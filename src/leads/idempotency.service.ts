@@ -1,0 +1,118 @@
+import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { LessThan, Repository } from 'typeorm';
+import { v7 as uuidv7 } from 'uuid';
+import { isUniqueViolation } from '../database/database-errors.js';
+import { safeError } from '../problem/problem.filter.js';
+import { AppError } from '../problem/app-error.js';
+import { IdempotencyKey } from './idempotency-key.entity.js';
+
+const KEY_LIFETIME_MS = 24 * 60 * 60 * 1000;
+/** A pending key older than this belongs to a request that died; longer than any request may run. */
+const PENDING_LEASE_MS = 60 * 1000;
+const PURGE_INTERVAL_MS = 60 * 60 * 1000;
+
+export interface IdempotentWork<T> {
+  /** Does the work, creating the resource with the given id. */
+  execute(resourceId: string): Promise<T>;
+  /** The answer for a resource that an earlier, interrupted attempt did create, if it exists. */
+  recover(resourceId: string): Promise<T | undefined>;
+}
+
+/**
+ * Idempotency-Key semantics (IETF httpapi draft): the first request reserves (scope, key) with the resource id it will
+ * create; a retry with the same body gets the stored answer, a different body 422, a concurrent one 409.
+ * No transaction spans two statements, so the same code is safe on SQLite's single connection and on PostgreSQL.
+ */
+@Injectable()
+export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger('Idempotency');
+  private purgeTimer?: NodeJS.Timeout;
+
+  constructor(@InjectRepository(IdempotencyKey) private readonly keys: Repository<IdempotencyKey>) {}
+
+  onModuleInit(): void {
+    this.purgeTimer = setInterval(() => void this.purgeExpired(), PURGE_INTERVAL_MS).unref();
+  }
+
+  onModuleDestroy(): void {
+    clearInterval(this.purgeTimer);
+  }
+
+  async run<T>(scope: string, key: string, fingerprint: string, work: IdempotentWork<T>, attempt = 0): Promise<T> {
+    const now = new Date();
+    const reservation: IdempotencyKey = Object.assign(new IdempotencyKey(), {
+      scope,
+      key,
+      fingerprint,
+      leadId: uuidv7(),
+      state: 'pending',
+      responseStatus: null,
+      responseBody: null,
+      createdAt: now,
+      expiresAt: new Date(now.getTime() + KEY_LIFETIME_MS),
+    });
+    if (await this.reserve(reservation)) return this.complete(reservation, work);
+
+    const existing = await this.keys.findOneBy({ scope, key });
+    if (!existing || existing.expiresAt <= now) {
+      if (existing) await this.keys.delete({ scope, key, leadId: existing.leadId });
+      if (attempt < 2) return this.run(scope, key, fingerprint, work, attempt + 1);
+      throw new AppError('idempotency_request_in_progress', 'Another request with this Idempotency-Key is being processed.');
+    }
+    if (existing.fingerprint !== fingerprint) {
+      throw new AppError('idempotency_key_reused', 'This Idempotency-Key was already used with a different body in the last 24 hours.');
+    }
+    if (existing.state === 'done' && existing.responseBody) return JSON.parse(existing.responseBody) as T;
+
+    const recovered = await work.recover(existing.leadId);
+    if (recovered) return this.finish(existing, recovered);
+    if (now.getTime() - existing.createdAt.getTime() > PENDING_LEASE_MS) {
+      const takeover = { ...existing, leadId: uuidv7(), createdAt: now };
+      const { affected } = await this.keys.update(
+        { scope, key, leadId: existing.leadId, state: 'pending' },
+        { leadId: takeover.leadId, createdAt: now },
+      );
+      if (affected === 1) return this.complete(takeover, work);
+    }
+    throw new AppError('idempotency_request_in_progress', 'A request with this Idempotency-Key is still being processed; retry shortly.', {
+      headers: { 'Retry-After': '1' },
+    });
+  }
+
+  private async reserve(row: IdempotencyKey): Promise<boolean> {
+    try {
+      await this.keys.createQueryBuilder().insert().values(row).updateEntity(false).execute();
+      return true;
+    } catch (error) {
+      if (isUniqueViolation(error)) return false;
+      throw error;
+    }
+  }
+
+  private async complete<T>(row: IdempotencyKey, work: IdempotentWork<T>): Promise<T> {
+    let result: T;
+    try {
+      result = await work.execute(row.leadId);
+    } catch (error) {
+      // Release the key so that a retry can go ahead at once; if the database is gone the lease frees it later.
+      await this.keys.delete({ scope: row.scope, key: row.key, leadId: row.leadId, state: 'pending' }).catch(() => undefined);
+      throw error;
+    }
+    return this.finish(row, result);
+  }
+
+  private async finish<T>(row: IdempotencyKey, result: T): Promise<T> {
+    try {
+      await this.keys.update({ scope: row.scope, key: row.key, leadId: row.leadId }, { state: 'done', responseStatus: 201, responseBody: JSON.stringify(result) });
+    } catch (error) {
+      // The resource exists, so the answer stands; a retry finds it through recover().
+      this.logger.warn({ err: safeError(error) }, 'could not record an idempotent answer');
+    }
+    return result;
+  }
+
+  private async purgeExpired(): Promise<void> {
+    await this.keys.delete({ expiresAt: LessThan(new Date()) }).catch((error: unknown) => this.logger.warn({ err: safeError(error) }, 'purge failed'));
+  }
+}

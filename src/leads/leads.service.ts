@@ -1,0 +1,65 @@
+import { createHash } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { Repository } from 'typeorm';
+import { v7 as uuidv7 } from 'uuid';
+import { IdempotencyService } from './idempotency.service.js';
+import { Lead } from './lead.entity.js';
+import { LEAD_FIELD_NAMES, NormalisedLead } from './lead-rules.js';
+import { LeadValidationService } from './lead-validation.service.js';
+
+export interface LeadReceipt {
+  id: string;
+  status: 'received';
+  received_at: string;
+}
+
+@Injectable()
+export class LeadsService {
+  constructor(
+    @InjectRepository(Lead) private readonly leads: Repository<Lead>,
+    private readonly validation: LeadValidationService,
+    private readonly idempotency: IdempotencyService,
+  ) {}
+
+  /** Validates, normalises and stores a lead; with an Idempotency-Key a retry returns the first receipt instead of a second row. */
+  async create(body: Record<string, unknown>, callerScope: string, idempotencyKey?: string): Promise<LeadReceipt> {
+    const lead = this.validation.validate(body);
+    if (idempotencyKey === undefined) return this.store(uuidv7(), lead);
+    return this.idempotency.run(callerScope, idempotencyKey, leadFingerprint(lead), {
+      execute: (id) => this.store(id, lead),
+      recover: async (id) => {
+        const stored = await this.leads.findOneBy({ id });
+        return stored ? receipt(stored.id, stored.receivedAt) : undefined;
+      },
+    });
+  }
+
+  private async store(id: string, lead: NormalisedLead): Promise<LeadReceipt> {
+    const receivedAt = new Date();
+    const row: Lead = {
+      id,
+      nome: lead.nome,
+      email: lead.email,
+      telefone: lead.telefone ?? null,
+      telefoneE164: lead.telefone_e164 ?? null,
+      empresa: lead.empresa ?? null,
+      mensagem: lead.mensagem ?? null,
+      origem: lead.origem ?? null,
+      receivedAt,
+    };
+    // updateEntity(false): no read-back SELECT after the INSERT (stack.md: +40% throughput on SQLite).
+    await this.leads.createQueryBuilder().insert().values(row).updateEntity(false).execute();
+    return receipt(id, receivedAt);
+  }
+}
+
+function receipt(id: string, receivedAt: Date): LeadReceipt {
+  return { id, status: 'received', received_at: receivedAt.toISOString() };
+}
+
+/** Same normalised lead → same fingerprint, whatever the JSON formatting or key order of the body. */
+export function leadFingerprint(lead: NormalisedLead): string {
+  const canonical = JSON.stringify([...LEAD_FIELD_NAMES, 'telefone_e164'].map((field) => lead[field as keyof NormalisedLead] ?? null));
+  return createHash('sha256').update(canonical).digest('hex');
+}

@@ -1,0 +1,57 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { AppConfig } from '../config/config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+import { AppError } from '../problem/app-error.js';
+
+export type CheckState = 'up' | 'down';
+
+export interface HealthReport {
+  status: 'ok' | 'degraded';
+  version: string;
+  checks: { database: CheckState } & Record<string, CheckState>;
+}
+
+/** A health probe must answer quickly even when the database hangs. */
+const CHECK_TIMEOUT_MS = 2000;
+
+@Injectable()
+export class HealthService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  async report(): Promise<HealthReport> {
+    const database = await this.probe(() => this.dataSource.query('SELECT 1'));
+    return { status: database === 'up' ? 'ok' : 'degraded', version: this.config.version, checks: { database } };
+  }
+
+  /** GET /health: 200 with the report, or 503 (a problem carrying the report) when a required dependency is down. */
+  async check(): Promise<HealthReport> {
+    const report = await this.report();
+    if (report.checks.database === 'down') {
+      throw new AppError('service_unavailable', 'The database is down; leads cannot be stored.', {
+        headers: { 'Retry-After': '5' },
+        extensions: { health: report },
+      });
+    }
+    return report;
+  }
+
+  private async probe(check: () => Promise<unknown>): Promise<CheckState> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('health check timed out')), CHECK_TIMEOUT_MS);
+    });
+    try {
+      await Promise.race([check(), timeout]);
+      return 'up';
+    } catch {
+      return 'down';
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}

@@ -1,0 +1,23 @@
+import { Controller, Get, Header } from '@nestjs/common';
+import { SiteInfo, SiteService } from '../site/site.service.js';
+import { HealthReport, HealthService } from './health.service.js';
+
+@Controller('api/v1')
+export class MetaController {
+  constructor(
+    private readonly health: HealthService,
+    private readonly site: SiteService,
+  ) {}
+
+  @Get('health')
+  @Header('Cache-Control', 'no-store')
+  check(): Promise<HealthReport> {
+    return this.health.check();
+  }
+
+  @Get('info')
+  @Header('Cache-Control', 'public, max-age=300')
+  info(): SiteInfo {
+    return this.site.getInfo();
+  }
+}

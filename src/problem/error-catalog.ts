@@ -1,0 +1,177 @@
+/** Every error the service can answer with. The filter, /docs/errors, the contract and the tests all read this list. */
+export interface CatalogEntry {
+  status: number;
+  title: string;
+  /** What the client should do next; sent as the problem's `hint`. */
+  hint: string;
+  /** Longer explanation for the /docs/errors page. */
+  description: string;
+}
+
+export const ERROR_CATALOG = {
+  malformed_json: {
+    status: 400,
+    title: 'Malformed JSON',
+    hint: 'Send a syntactically valid JSON object encoded as UTF-8.',
+    description: 'The request body could not be parsed as JSON, or it was empty.',
+  },
+  body_not_object: {
+    status: 400,
+    title: 'Body is not a JSON object',
+    hint: 'Wrap the fields in a JSON object: {"nome": "…", "email": "…"}.',
+    description: 'The body parsed as JSON, but its top level is an array, a string, a number, a boolean or null.',
+  },
+  invalid_encoding: {
+    status: 400,
+    title: 'Body is not valid UTF-8',
+    hint: 'Encode the request body as UTF-8 (RFC 8259 §8.1).',
+    description: 'The body contains byte sequences that are not valid UTF-8.',
+  },
+  bad_request: {
+    status: 400,
+    title: 'Bad request',
+    hint: 'Check the request line, headers and body framing.',
+    description: 'The HTTP request itself was malformed (for example a body shorter than its Content-Length).',
+  },
+  idempotency_key_invalid: {
+    status: 400,
+    title: 'Invalid Idempotency-Key',
+    hint: 'Send one Idempotency-Key of 1 to 255 printable ASCII characters, ideally a UUID.',
+    description: 'The Idempotency-Key header is empty, too long, repeated or contains characters outside printable ASCII.',
+  },
+  unsupported_identity_type: {
+    status: 400,
+    title: 'Unsupported identity type',
+    hint: 'Use "anonymous" or "identity_assertion".',
+    description: 'The registration request named an identity type the service does not support.',
+  },
+  invalid_request: {
+    status: 400,
+    title: 'Invalid token request',
+    hint: 'Send grant_type and assertion once each, form-encoded (application/x-www-form-urlencoded).',
+    description: 'OAuth 2.0 (RFC 6749 §5.2): a parameter is missing, repeated or malformed, or the body is not form-encoded.',
+  },
+  invalid_grant: {
+    status: 400,
+    title: 'Invalid grant',
+    hint: 'Register again at /api/v1/agent/identity to obtain a fresh identity assertion.',
+    description: 'OAuth 2.0 (RFC 7523 §3.1): the identity assertion is invalid, expired, revoked or not meant for this service.',
+  },
+  unsupported_grant_type: {
+    status: 400,
+    title: 'Unsupported grant type',
+    hint: 'Use grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer.',
+    description: 'OAuth 2.0 (RFC 6749 §5.2): the token endpoint only supports the JWT-bearer grant.',
+  },
+  invalid_scope: {
+    status: 400,
+    title: 'Invalid scope',
+    hint: 'Request a subset of the scopes granted at registration, or omit scope.',
+    description: 'OAuth 2.0 (RFC 6749 §5.2): the requested scope is unknown or exceeds what the registration allows.',
+  },
+  unsupported_token_type: {
+    status: 400,
+    title: 'Unsupported token type',
+    hint: 'Use token_type_hint=access_token, or omit the hint.',
+    description: 'OAuth 2.0 revocation (RFC 7009 §2.2.1): the token type hint is not supported.',
+  },
+  invalid_token: {
+    status: 401,
+    title: 'Invalid access token',
+    hint: 'Obtain a new access token at /oauth2/token, or send the request without an Authorization header.',
+    description: 'The bearer token is malformed, expired, revoked or was not issued by this service (RFC 6750 §3.1).',
+  },
+  not_found: {
+    status: 404,
+    title: 'Not found',
+    hint: 'Check the path; the API lives under /api/v1 and its contract is at /docs/openapi-leads.json.',
+    description: 'No resource exists at this path.',
+  },
+  method_not_allowed: {
+    status: 405,
+    title: 'Method not allowed',
+    hint: 'Use one of the methods listed in the Allow header.',
+    description: 'The path exists but does not support this HTTP method; the Allow header lists the ones it does.',
+  },
+  idempotency_request_in_progress: {
+    status: 409,
+    title: 'Request with this Idempotency-Key in progress',
+    hint: 'Wait for the first request to finish, then retry with the same key to receive its answer.',
+    description: 'A request with the same Idempotency-Key from the same caller is still being processed.',
+  },
+  payload_too_large: {
+    status: 413,
+    title: 'Payload too large',
+    hint: 'Keep the body under 16 KiB.',
+    description: 'The request body (after decompression) is larger than the service accepts.',
+  },
+  unsupported_media_type: {
+    status: 415,
+    title: 'Unsupported media type',
+    hint: 'Send Content-Type: application/json with UTF-8 (or no charset).',
+    description: 'The Content-Type, its charset or the Content-Encoding of the body is not accepted by this endpoint.',
+  },
+  validation_failed: {
+    status: 422,
+    title: 'Validation failed',
+    hint: 'Fix the fields listed in errors[] (each has a JSON Pointer and a code) and send the request again.',
+    description: 'The body is a JSON object, but one or more fields break the rules of the contract. Nothing was stored.',
+  },
+  idempotency_key_reused: {
+    status: 422,
+    title: 'Idempotency-Key reused with a different body',
+    hint: 'Use a new Idempotency-Key for a different request.',
+    description: 'The Idempotency-Key was already used by this caller in the last 24 hours with a different body.',
+  },
+  rate_limited: {
+    status: 429,
+    title: 'Too many requests',
+    hint: 'Wait for the number of seconds in Retry-After; register an agent and send a bearer token for a higher quota.',
+    description: 'The caller exhausted its rate-limit quota; RateLimit and RateLimit-Policy describe the quota.',
+  },
+  request_header_fields_too_large: {
+    status: 431,
+    title: 'Request header fields too large',
+    hint: 'Send shorter headers and a shorter URL.',
+    description: 'The request line and headers together exceed the server limit.',
+  },
+  internal_error: {
+    status: 500,
+    title: 'Internal error',
+    hint: 'Retry later; if it persists, report the request_id.',
+    description: 'An unexpected error occurred. The request_id identifies it in the service logs.',
+  },
+  service_unavailable: {
+    status: 503,
+    title: 'Service unavailable',
+    hint: 'Retry after the number of seconds in Retry-After.',
+    description: 'A dependency the request needs (such as the database) is unavailable. Nothing was stored.',
+  },
+} as const satisfies Record<string, CatalogEntry>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOG;
+
+/** Codes carried by each entry of a validation problem's errors[]. */
+export const FIELD_ERROR_CODES = [
+  'required',
+  'invalid_type',
+  'too_short',
+  'too_long',
+  'invalid_format',
+  'invalid_characters',
+  'unknown_field',
+  'forbidden_key',
+  'duplicate_key',
+  'nesting_too_deep',
+  'too_many_items',
+] as const;
+
+export type FieldErrorCode = (typeof FIELD_ERROR_CODES)[number];
+
+export interface FieldError {
+  pointer: string;
+  code: FieldErrorCode;
+  detail: string;
+}
+
+export const MAX_FIELD_ERRORS = 20;

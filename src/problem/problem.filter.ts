@@ -1,0 +1,105 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Inject, Logger } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { AppConfig } from '../config/config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+import { isDatabaseUnavailable } from '../database/database-errors.js';
+import { allowedMethods } from '../http/allowed-methods.js';
+import { requestIdOf } from '../http/request-id.js';
+import { AppError } from './app-error.js';
+import { ERROR_CATALOG, ErrorCode } from './error-catalog.js';
+import { buildProblem, PROBLEM_MEDIA_TYPE } from './problem.js';
+
+/** Seconds a client should wait before retrying when a dependency is down. */
+const UNAVAILABLE_RETRY_AFTER = '5';
+
+/** The body parser's error types (http-errors `type`) and what they mean for the client. */
+const BODY_PARSER_ERRORS: Record<string, [ErrorCode, string]> = {
+  'entity.too.large': ['payload_too_large', 'The request body is larger than 16 KiB.'],
+  'encoding.unsupported': ['unsupported_media_type', 'The Content-Encoding of the body is not supported; use gzip, deflate, br or identity.'],
+  'charset.unsupported': ['unsupported_media_type', 'The charset of the body is not supported; use UTF-8.'],
+  'request.aborted': ['bad_request', 'The client closed the connection before the body was complete.'],
+  'request.size.invalid': ['bad_request', 'The body length does not match the Content-Length header.'],
+};
+
+/** The one place where every error becomes an RFC 9457 problem (or, at /oauth2/*, an OAuth error with problem members). */
+@Catch()
+export class ProblemFilter implements ExceptionFilter {
+  private readonly logger = new Logger('ProblemFilter');
+
+  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const ctx = host.switchToHttp();
+    const req = ctx.getRequest<Request>();
+    const res = ctx.getResponse<Response>();
+    const error = this.toAppError(exception, req);
+    if (res.headersSent) {
+      res.end();
+      return;
+    }
+    const instance = req.originalUrl.split('?')[0];
+    const problem = buildProblem(this.config.publicBaseUrl, error.code, error.detail, {
+      instance,
+      requestId: requestIdOf(req),
+      errors: error.options.errors,
+      extensions: error.options.extensions,
+    });
+    for (const [name, value] of Object.entries(error.options.headers ?? {})) res.setHeader(name, value);
+
+    let body: Record<string, unknown> = problem;
+    let mediaType = PROBLEM_MEDIA_TYPE;
+    if (instance.startsWith('/oauth2/')) {
+      // RFC 6749 §5.2 clients need `error` and a JSON media type; the problem members ride along.
+      body = { error: error.code, error_description: error.detail, ...problem };
+      mediaType = prefersPlainJson(req.headers.accept) ? 'application/json' : PROBLEM_MEDIA_TYPE;
+      res.setHeader('Cache-Control', 'no-store');
+    }
+    res.status(problem.status).type(`${mediaType}; charset=utf-8`).send(JSON.stringify(body));
+  }
+
+  private toAppError(exception: unknown, req: Request): AppError {
+    if (exception instanceof AppError) return exception;
+    const parserError = bodyParserError(exception);
+    if (parserError) return parserError;
+    if (exception instanceof HttpException && exception.getStatus() === 404) {
+      const allow = allowedMethods(req);
+      if (allow.length) {
+        return new AppError('method_not_allowed', `${req.method} is not allowed on ${req.path}; use ${allow.join(', ')}.`, {
+          headers: { Allow: allow.join(', ') },
+        });
+      }
+      return new AppError('not_found', `Nothing is served at ${req.path}.`);
+    }
+    if (isDatabaseUnavailable(exception)) {
+      this.logger.warn({ err: safeError(exception) }, 'database unavailable');
+      return new AppError('service_unavailable', 'The database is unavailable; nothing was stored.', {
+        headers: { 'Retry-After': UNAVAILABLE_RETRY_AFTER },
+      });
+    }
+    if (exception instanceof HttpException) {
+      const status = exception.getStatus();
+      const code = (Object.keys(ERROR_CATALOG) as ErrorCode[]).find((c) => ERROR_CATALOG[c].status === status && status < 500);
+      if (code) return new AppError(code, ERROR_CATALOG[code].description);
+    }
+    this.logger.error({ err: safeError(exception) }, 'unexpected error');
+    return new AppError('internal_error', 'An unexpected error occurred.');
+  }
+}
+
+function bodyParserError(exception: unknown): AppError | undefined {
+  const type = (exception as { type?: unknown } | null)?.type;
+  const known = typeof type === 'string' ? BODY_PARSER_ERRORS[type] : undefined;
+  return known && new AppError(known[0], known[1]);
+}
+
+function prefersPlainJson(accept: string | undefined): boolean {
+  if (!accept) return false;
+  const types = accept.toLowerCase().split(',').map((part) => part.split(';')[0].trim());
+  return types.includes('application/json') && !types.includes(PROBLEM_MEDIA_TYPE);
+}
+
+/** Only the parts of an error that are safe to log: driver errors carry query parameters (e-mails, phones). */
+export function safeError(error: unknown): Record<string, unknown> {
+  if (!(error instanceof Error)) return { message: String(error) };
+  return { type: error.name, message: error.message, code: (error as { code?: unknown }).code, stack: error.stack };
+}

@@ -1,0 +1,3 @@
+declare module 'swagger-ui-dist/absolute-path.js' {
+  export default function getAbsoluteFSPath(): string;
+}

@@ -1,0 +1,112 @@
+import { spawnSync } from 'node:child_process';
+import { connect } from 'node:net';
+import { freshDatabase } from './support/test-app';
+import { startServer } from './support/server-process';
+
+/** These tests run the built server (`npm test` builds first) as a real process: crashes, signals and logs. */
+describe('the service as a process', () => {
+  let database: Awaited<ReturnType<typeof freshDatabase>>;
+  beforeAll(async () => {
+    database = await freshDatabase();
+  });
+  afterAll(() => database.drop());
+
+  const lead = (i: number) => ({
+    nome: `Pessoa ${i}`,
+    email: `pessoa${i}@exemplo.com.br`,
+    telefone: `+55 11 9${String(i).padStart(4, '0')}-0000`,
+    mensagem: 'Quero saber mais.',
+  });
+  const postLead = (baseUrl: string, i: number, headers: Record<string, string> = {}) =>
+    fetch(`${baseUrl}/api/v1/lead`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'Idempotency-Key': `crash-${i}`, ...headers },
+      body: JSON.stringify(lead(i)),
+    });
+
+  it('keeps every acknowledged lead across kill -9 and finds each again by its Idempotency-Key', async () => {
+    const first = await startServer(database.env);
+    const acknowledged = new Map<number, string>();
+    // Concurrent writers; the process is killed the moment the last answer arrives.
+    const results = await Promise.all(
+      Array.from({ length: 40 }, async (_, i) => {
+        const res = await postLead(first.baseUrl, i);
+        if (res.status === 201) acknowledged.set(i, ((await res.json()) as { id: string }).id);
+        return res.status;
+      }),
+    );
+    first.child.kill('SIGKILL');
+    await first.exit;
+    expect(results.every((status) => status === 201)).toBe(true);
+
+    const second = await startServer(database.env);
+    try {
+      for (const [i, id] of acknowledged) {
+        const replay = await postLead(second.baseUrl, i);
+        expect(replay.status).toBe(201);
+        expect(((await replay.json()) as { id: string }).id).toBe(id);
+      }
+      const stats = await fetch(`${second.baseUrl}/api/v1/health`).then((r) => r.json());
+      expect(stats).toMatchObject({ status: 'ok', checks: { database: 'up' } });
+    } finally {
+      second.child.kill('SIGKILL');
+      await second.exit;
+    }
+  });
+
+  it('finishes a request in flight on SIGTERM, then exits cleanly', async () => {
+    const server = await startServer(database.env);
+    const { port } = new URL(server.baseUrl);
+    const body = JSON.stringify(lead(1000));
+    const socket = connect(Number(port), '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    let response = '';
+    socket.on('data', (chunk) => (response += chunk));
+    const closed = new Promise((resolve) => socket.once('close', resolve));
+    // Send the headers and half of the body, signal, then the rest.
+    socket.write(
+      `POST /api/v1/lead HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body.slice(0, 20)}`,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    server.child.kill('SIGTERM');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    socket.write(body.slice(20));
+    await closed;
+    expect(response).toMatch(/^HTTP\/1\.1 201 Created/);
+    const [code, signal] = await server.exit;
+    expect(code === 0 || signal === 'SIGTERM').toBe(true);
+  });
+
+  it('never writes e-mails, telephones or bearer tokens to its logs', async () => {
+    const server = await startServer({ ...database.env, LOG_LEVEL: 'debug' });
+    try {
+      await postLead(server.baseUrl, 2000, { Authorization: 'Bearer secret-token-value-123' });
+      await fetch(`${server.baseUrl}/api/v1/sandbox?email=pessoa2000@exemplo.com.br`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ ...lead(2000), nome: '' }),
+      });
+    } finally {
+      server.child.kill('SIGTERM');
+      await server.exit;
+    }
+    const logs = server.output();
+    expect(logs).toContain('"statusCode":201');
+    expect(logs).toContain('"statusCode":422');
+    for (const secret of ['pessoa2000@exemplo.com.br', '92000-0000', '+55 11', 'secret-token-value-123']) expect(logs).not.toContain(secret);
+    for (const line of logs.trim().split('\n')) expect(() => JSON.parse(line)).not.toThrow();
+  });
+
+  it.each([
+    ['PORT', 'abc'],
+    ['PUBLIC_BASE_URL', 'https://api.example.com/v1/'],
+    ['DATABASE_URL', 'mysql://user:hunter2@db/x'],
+    ['RATE_LIMIT_AGENT', '600 per minute'],
+    ['API_DEPRECATIONS', '[{"path":"/api/v1","deprecation":"2027-01-01T00:00:00Z","sunset":"2026-01-01T00:00:00Z"}]'],
+  ])('refuses to start when %s is invalid, naming the variable', (name, value) => {
+    const result = spawnSync(process.execPath, ['dist/src/main.js'], { env: { PATH: process.env.PATH, [name]: value }, encoding: 'utf8', timeout: 15_000 });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain(`Invalid configuration: ${name}`);
+    expect(result.stderr).not.toContain('hunter2');
+  });
+});

@@ -1,0 +1,74 @@
+import { readFileSync } from 'node:fs';
+import Ajv2020 from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import type { Response } from 'supertest';
+import { parse } from 'yaml';
+
+type Json = Record<string, any>;
+
+export const CONTRACT: Json = parse(readFileSync('openapi/openapi-leads.yaml', 'utf8'));
+
+const ajv = new Ajv2020({ strict: false, allErrors: true });
+addFormats(ajv);
+ajv.addSchema({ ...CONTRACT, $id: 'contract' }, 'contract');
+
+const templates = Object.keys(CONTRACT.paths).map((template) => ({
+  template,
+  regex: new RegExp(`^${template.replace(/[.]/g, '\\.').replace(/\{[^}]+\}/g, '[^/]+')}$`),
+}));
+
+/** JSON Schema of a component or of a place in the contract, resolved through the whole document. */
+export function contractSchema(pointer: string) {
+  return ajv.getSchema(`contract#${pointer}`) ?? ajv.compile({ $ref: `contract#${pointer}` });
+}
+
+function escape(token: string): string {
+  return token.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+/**
+ * Asserts that a response is what the contract promises for its request: a documented status for the operation
+ * (or, for a path the contract does not have, a 404 problem), a documented media type, and a body that validates.
+ */
+export function expectContract(res: Response): Response {
+  const method = (res.req as unknown as { method: string }).method.toLowerCase();
+  const path = new URL((res.req as unknown as { path: string }).path, 'http://x').pathname;
+  const mediaType = String(res.headers['content-type'] ?? '').split(';')[0].trim();
+  const match = templates.find((t) => t.regex.test(path));
+  let pointer: string;
+  if (!match) {
+    if (res.status !== 404 && res.status !== 431 && res.status !== 413) throw new Error(`${method.toUpperCase()} ${path}: not in the contract, answered ${res.status}`);
+    pointer = '/components/schemas/Problem';
+  } else if (!CONTRACT.paths[match.template][method]) {
+    if (res.status !== 405 && !(method === 'head' && CONTRACT.paths[match.template].get)) {
+      throw new Error(`${method.toUpperCase()} ${path}: method not in the contract, answered ${res.status}`);
+    }
+    pointer = '/components/schemas/Problem';
+  } else {
+    const operation = CONTRACT.paths[match.template][method];
+    const key = [String(res.status), `${String(res.status)[0]}XX`, 'default'].find((k) => operation.responses[k]);
+    if (!key) throw new Error(`${method.toUpperCase()} ${path}: status ${res.status} is not documented`);
+    let response = operation.responses[key];
+    let responsePointer = `/paths/${escape(match.template)}/${method}/responses/${key}`;
+    if (response.$ref) {
+      responsePointer = response.$ref.slice(1);
+      response = responsePointer.split('/').slice(1).reduce((node: Json, token: string) => node[token.replace(/~1/g, '/').replace(/~0/g, '~')], CONTRACT);
+    }
+    if (!response.content) {
+      if (res.text) throw new Error(`${method.toUpperCase()} ${path} ${res.status}: the contract documents no body`);
+      return res;
+    }
+    if (!response.content[mediaType]) {
+      throw new Error(`${method.toUpperCase()} ${path} ${res.status}: media type ${mediaType} not documented (${Object.keys(response.content)})`);
+    }
+    if (!response.content[mediaType].schema || !/json/.test(mediaType)) return res;
+    pointer = `${responsePointer}/content/${escape(mediaType)}/schema`;
+  }
+  if (method === 'head') return res;
+  const validate = contractSchema(pointer);
+  const body = res.body && Object.keys(res.body).length ? res.body : JSON.parse(res.text);
+  if (!validate(body)) {
+    throw new Error(`${method.toUpperCase()} ${path} ${res.status} does not match the contract: ${ajv.errorsText(validate.errors)}\n${res.text.slice(0, 500)}`);
+  }
+  return res;
+}
