@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
-import { SITE_CONTENT } from '../src/site/site.content';
-import { expectContract } from './support/contract';
-import { startTestApp, TestApp } from './support/test-app';
+import type { Response } from 'supertest';
+import { SITE_CONTENT } from '../src/site/site.content.js';
+import { expectContract } from './support/contract.js';
+import { startTestApp, TestApp } from './support/test-app.js';
 
 const VERSION: string = JSON.parse(readFileSync('package.json', 'utf8')).version;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -13,7 +14,7 @@ const QUIET = { RATE_LIMIT_ANONYMOUS: '10000/60s' };
  * A CORS preflight is not an operation of the contract (OpenAPI does not describe OPTIONS handled by CORS), so
  * expectContract must refuse it as "method not in the contract"; if the contract ever documents it, use expectContract.
  */
-function expectPreflightOutsideContract(res: import('supertest').Response) {
+function expectPreflightOutsideContract(res: Response): Response {
   expect(() => expectContract(res)).toThrow(/method not in the contract/);
   return res;
 }

@@ -40,8 +40,9 @@ function describe(code: FieldErrorCode, field: LeadField, rule: LeadFieldRule): 
 @Injectable()
 export class LeadValidationService {
   validate(body: Record<string, unknown>): NormalisedLead {
+    // Own keys only: a plain lookup would take toString, constructor or __proto__ for lead fields (inherited from Object).
     const errors: FieldError[] = Object.keys(body)
-      .filter((key) => !(LEAD_FIELDS as Record<string, unknown>)[key])
+      .filter((key) => !Object.hasOwn(LEAD_FIELDS, key))
       .map((key) => ({ pointer: `/${escapePointer(key)}`, code: 'unknown_field', detail: `${key} is not a lead field.` }));
 
     const input = Object.assign(new LeadInput(), Object.fromEntries(LEAD_FIELD_NAMES.map((name) => [name, body[name]])));

@@ -13,9 +13,14 @@ import { buildProblem, PROBLEM_MEDIA_TYPE } from './problem.js';
 const UNAVAILABLE_RETRY_AFTER = '5';
 
 /** The body parser's error types (http-errors `type`) and what they mean for the client. */
-const BODY_PARSER_ERRORS: Record<string, [ErrorCode, string]> = {
+const BODY_PARSER_ERRORS: Record<string, [ErrorCode, string, Record<string, string>?]> = {
   'entity.too.large': ['payload_too_large', 'The request body is larger than 16 KiB.'],
-  'encoding.unsupported': ['unsupported_media_type', 'The Content-Encoding of the body is not supported; use gzip, deflate, br or identity.'],
+  // RFC 9110 §15.5.16: Accept-Encoding tells the client that the coding, not the media type, was refused.
+  'encoding.unsupported': [
+    'unsupported_media_type',
+    'The Content-Encoding of the body is not supported; use gzip, deflate, br or identity.',
+    { 'Accept-Encoding': 'gzip, deflate, br, identity' },
+  ],
   'charset.unsupported': ['unsupported_media_type', 'The charset of the body is not supported; use UTF-8.'],
   'request.aborted': ['bad_request', 'The client closed the connection before the body was complete.'],
   'request.size.invalid': ['bad_request', 'The body length does not match the Content-Length header.'],
@@ -89,7 +94,7 @@ export class ProblemFilter implements ExceptionFilter {
 function bodyParserError(exception: unknown): AppError | undefined {
   const type = (exception as { type?: unknown } | null)?.type;
   const known = typeof type === 'string' ? BODY_PARSER_ERRORS[type] : undefined;
-  return known && new AppError(known[0], known[1]);
+  return known && new AppError(known[0], known[1], { headers: known[2] });
 }
 
 function prefersPlainJson(accept: string | undefined): boolean {
