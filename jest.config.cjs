@@ -14,8 +14,10 @@ const shared = {
   transformIgnorePatterns: ['/node_modules/(?!(@nestjs|jose|uuid|nestjs-pino|marked)/)'],
   transform: { '^.+\\.ts$': ['@swc/jest', swcTs], '^.+\\.m?js$': ['@swc/jest', swcJs] },
 };
-const e2e = { ...shared, testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'], testTimeout: 60000 };
+const e2e = { ...shared, testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'] };
 module.exports = {
+  // A global option: projects cannot set it. The process suites start real servers.
+  testTimeout: 60000,
   projects: [
     { ...shared, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts'] },
     { ...e2e, displayName: 'e2e-sqlite' },

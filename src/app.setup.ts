@@ -72,7 +72,7 @@ function answerMalformedRequests(server: Server, baseUrl: string): void {
     const problem = buildProblem(baseUrl, code, detail, { instance: '/', requestId: randomUUID() });
     const body = JSON.stringify(problem);
     socket.end(
-      `HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status]}\r\nContent-Type: ${PROBLEM_MEDIA_TYPE}\r\n` +
+      `HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status]}\r\nContent-Type: ${PROBLEM_MEDIA_TYPE}; charset=utf-8\r\n` +
         `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${problem.request_id}\r\nConnection: close\r\n\r\n${body}`,
     );
   });

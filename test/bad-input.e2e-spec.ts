@@ -207,11 +207,11 @@ describe('bad input (standards §4) on the lead and sandbox endpoints', () => {
       });
 
       it.each([
-        ['gzip', Buffer.from(JSON.stringify(VALID))],
-        ['gzip', gzipSync(body).subarray(0, 20)],
-        ['deflate', Buffer.from('definitely not deflate')],
-        ['br', Buffer.from('definitely not brotli data')],
-      ])('answers 400 bad_request when a %s body cannot be decompressed', async (encoding, bytes) => {
+        ['plain JSON labelled gzip', 'gzip', Buffer.from(JSON.stringify(VALID))],
+        ['a truncated gzip stream', 'gzip', gzipSync(body).subarray(0, 20)],
+        ['garbage labelled deflate', 'deflate', Buffer.from('definitely not deflate')],
+        ['garbage labelled br', 'br', Buffer.from('definitely not brotli data')],
+      ])('answers 400 bad_request, not a 500, for %s', async (_name, encoding, bytes) => {
         await rejects(() => send(path, bytes, { ...JSON_TYPE, 'Content-Encoding': encoding }), 400, 'bad_request');
       });
     });

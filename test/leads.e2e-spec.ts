@@ -1,8 +1,8 @@
-import { IdempotencyKey } from '../src/leads/idempotency-key.entity';
-import { LeadValidationService } from '../src/leads/lead-validation.service';
-import { leadFingerprint } from '../src/leads/leads.service';
-import { expectContract } from './support/contract';
-import { countLeads, startTestApp, TestApp } from './support/test-app';
+import { IdempotencyKey } from '../src/leads/idempotency-key.entity.js';
+import { LeadValidationService } from '../src/leads/lead-validation.service.js';
+import { leadFingerprint } from '../src/leads/leads.service.js';
+import { expectContract } from './support/contract.js';
+import { countLeads, startTestApp, TestApp } from './support/test-app.js';
 
 const LEAD = {
   nome: '  Maria   da  Silva ',
@@ -148,7 +148,7 @@ describe('POST /api/v1/lead', () => {
       const res = await t.http
         .post('/api/v1/lead')
         .set('Content-Type', 'application/json')
-        .set('Idempotency-Key', ['a', 'b'])
+        .set('Idempotency-Key', ['a', 'b'] as unknown as string) // two header lines
         .send(JSON.stringify(LEAD))
         .then(expectContract);
       expect(res.status).toBe(400);

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { connect } from 'node:net';
-import { freshDatabase } from './support/test-app';
-import { startServer } from './support/server-process';
+import { freshDatabase } from './support/test-app.js';
+import { startServer } from './support/server-process.js';
 
 /** These tests run the built server (`npm test` builds first) as a real process: crashes, signals and logs. */
 describe('the service as a process', () => {

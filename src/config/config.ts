@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -111,7 +112,7 @@ function parseCorsOrigins(raw: string | undefined): '*' | string[] {
   return raw.split(',').map((item) => {
     const origin = item.trim();
     try {
-      if (new URL(origin).origin === origin) return origin;
+      if (!origin.includes('*') && new URL(origin).origin === origin) return origin;
     } catch {
       // fall through to the error below
     }
@@ -123,8 +124,14 @@ function parseTrustProxy(raw: string | undefined): false | number | string[] {
   if (raw === undefined) return false;
   if (/^\d+$/.test(raw)) return Number(raw);
   const entries = raw.split(',').map((entry) => entry.trim());
-  const valid = /^(loopback|linklocal|uniquelocal|[0-9a-fA-F.:]+(\/\d{1,3})?)$/;
-  if (entries.some((entry) => !valid.test(entry))) {
+  const valid = (entry: string) => {
+    if (['loopback', 'linklocal', 'uniquelocal'].includes(entry)) return true;
+    const [address, prefix, extra] = entry.split('/');
+    const version = isIP(address);
+    const bits = version === 4 ? 32 : 128;
+    return version !== 0 && extra === undefined && (prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= bits));
+  };
+  if (!entries.every(valid)) {
     throw new ConfigError('TRUST_PROXY', 'must be a hop count or a comma-separated list of addresses, CIDRs, loopback, linklocal or uniquelocal');
   }
   return entries;

@@ -1,6 +1,6 @@
 /**
  * The lead field rules of decisions.md §2, in one place. openapi/openapi-leads.yaml states the same rules as JSON Schema
- * patterns; test/contract-agreement.e2e-spec.ts proves both accept and reject the same inputs.
+ * patterns; lead-contract.spec.ts beside this file proves both accept and reject the same inputs.
  */
 
 /** Characters never accepted in a single-line field: controls, lone surrogates, noncharacters, bidi controls. */

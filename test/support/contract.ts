@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import Ajv2020 from 'ajv/dist/2020';
-import addFormats from 'ajv-formats';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
 import type { Response } from 'supertest';
 import { parse } from 'yaml';
 
@@ -8,6 +8,8 @@ type Json = Record<string, any>;
 
 export const CONTRACT: Json = parse(readFileSync('openapi/openapi-leads.yaml', 'utf8'));
 
+// ajv-formats is CommonJS with a default export; under nodenext its default is the module object.
+const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (ajv: Ajv2020) => void;
 const ajv = new Ajv2020({ strict: false, allErrors: true });
 addFormats(ajv);
 ajv.addSchema({ ...CONTRACT, $id: 'contract' }, 'contract');
@@ -31,8 +33,9 @@ function escape(token: string): string {
  * (or, for a path the contract does not have, a 404 problem), a documented media type, and a body that validates.
  */
 export function expectContract(res: Response): Response {
-  const method = (res.req as unknown as { method: string }).method.toLowerCase();
-  const path = new URL((res.req as unknown as { path: string }).path, 'http://x').pathname;
+  const req = (res as unknown as { req: { method: string; path: string } }).req;
+  const method = req.method.toLowerCase();
+  const path = new URL(req.path, 'http://x').pathname;
   const mediaType = String(res.headers['content-type'] ?? '').split(';')[0].trim();
   const match = templates.find((t) => t.regex.test(path));
   let pointer: string;

@@ -6,8 +6,8 @@ import { getDataSourceToken } from '@nestjs/typeorm';
 import { Client } from 'pg';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
-import { createApp } from '../../src/app.setup';
-import { AppConfig, loadConfig } from '../../src/config/config';
+import { createApp } from '../../src/app.setup.js';
+import { AppConfig, loadConfig } from '../../src/config/config.js';
 
 /** Which database this run of the e2e suites uses: the `e2e-postgres` jest project sets E2E_DATABASE=postgres. */
 export const ON_POSTGRES = process.env.E2E_DATABASE === 'postgres';

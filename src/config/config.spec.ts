@@ -1,0 +1,263 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import fc from 'fast-check';
+import { ConfigError, loadConfig } from './config.js';
+
+type Env = Record<string, string | undefined>;
+
+/** The ConfigError that loading `env` throws; fails the test when it loads, or throws anything else. */
+function failure(env: Env): ConfigError {
+  let thrown: unknown;
+  try {
+    loadConfig(env);
+  } catch (error) {
+    thrown = error;
+  }
+  if (thrown === undefined) throw new Error(`loadConfig(${JSON.stringify(env)}) did not throw`);
+  expect(thrown).toBeInstanceOf(ConfigError);
+  return thrown as ConfigError;
+}
+
+/** Asserts that `value` for `variable` is refused with a message that names the variable. */
+function expectRefused(variable: string, value: string, extra: Env = {}): ConfigError {
+  const error = failure({ ...extra, [variable]: value });
+  expect(error.name).toBe('ConfigError');
+  expect(error.message).toMatch(new RegExp(`\\b${variable}\\b`));
+  return error;
+}
+
+describe('loadConfig', () => {
+  describe('defaults', () => {
+    it('runs embedded with no environment at all', () => {
+      expect(loadConfig({})).toEqual({
+        port: 3000,
+        publicBaseUrl: 'http://localhost:3000',
+        dataDir: resolve('./data'),
+        databaseUrl: undefined,
+        redisUrl: undefined,
+        logLevel: 'info',
+        corsOrigins: '*',
+        trustProxy: false,
+        rateLimitAnonymous: { limit: 60, windowSeconds: 60 },
+        rateLimitAgent: { limit: 600, windowSeconds: 60 },
+        apiDeprecations: [],
+        version: (JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version,
+      });
+    });
+
+    it('treats empty and whitespace-only values as unset', () => {
+      const blank = Object.fromEntries(
+        ['PORT', 'PUBLIC_BASE_URL', 'DATA_DIR', 'DATABASE_URL', 'REDIS_URL', 'LOG_LEVEL', 'CORS_ORIGINS', 'TRUST_PROXY', 'RATE_LIMIT_ANONYMOUS', 'RATE_LIMIT_AGENT', 'API_DEPRECATIONS'].map(
+          (name, i) => [name, i % 2 ? '' : '  \t'],
+        ),
+      );
+      expect(loadConfig(blank)).toEqual(loadConfig({}));
+    });
+
+    it('returns a frozen object', () => {
+      expect(Object.isFrozen(loadConfig({}))).toBe(true);
+    });
+
+    it('derives the default base URL from PORT', () => {
+      expect(loadConfig({ PORT: '8080' }).publicBaseUrl).toBe('http://localhost:8080');
+      expect(loadConfig({ PORT: '0' })).toMatchObject({ port: 0, publicBaseUrl: 'http://localhost:3000' });
+    });
+  });
+
+  describe('accepted values', () => {
+    it.each([
+      [{ PORT: ' 8080 ' }, { port: 8080 }],
+      [{ PORT: '65535' }, { port: 65535 }],
+      [{ PUBLIC_BASE_URL: 'https://api.example.com' }, { publicBaseUrl: 'https://api.example.com' }],
+      [{ PUBLIC_BASE_URL: 'http://localhost:8080' }, { publicBaseUrl: 'http://localhost:8080' }],
+      [{ PUBLIC_BASE_URL: 'http://[::1]:3000' }, { publicBaseUrl: 'http://[::1]:3000' }],
+      [{ DATA_DIR: '/var/lib/leads' }, { dataDir: '/var/lib/leads' }],
+      [{ DATABASE_URL: 'postgres://leads:secret@db:5432/leads' }, { databaseUrl: 'postgres://leads:secret@db:5432/leads' }],
+      [{ DATABASE_URL: 'postgresql://db/leads?sslmode=require' }, { databaseUrl: 'postgresql://db/leads?sslmode=require' }],
+      [{ REDIS_URL: 'redis://cache:6379' }, { redisUrl: 'redis://cache:6379' }],
+      [{ REDIS_URL: 'rediss://:secret@cache:6380/0' }, { redisUrl: 'rediss://:secret@cache:6380/0' }],
+      [{ LOG_LEVEL: 'DEBUG' }, { logLevel: 'debug' }],
+      [{ LOG_LEVEL: 'silent' }, { logLevel: 'silent' }],
+      [{ CORS_ORIGINS: '*' }, { corsOrigins: '*' }],
+      [{ CORS_ORIGINS: 'https://a.example, http://localhost:5173' }, { corsOrigins: ['https://a.example', 'http://localhost:5173'] }],
+      [{ TRUST_PROXY: '0' }, { trustProxy: 0 }],
+      [{ TRUST_PROXY: '2' }, { trustProxy: 2 }],
+      [{ TRUST_PROXY: 'loopback, 10.0.0.0/8, fd00::/8' }, { trustProxy: ['loopback', '10.0.0.0/8', 'fd00::/8'] }],
+      [{ RATE_LIMIT_ANONYMOUS: '100/30s' }, { rateLimitAnonymous: { limit: 100, windowSeconds: 30 } }],
+      [{ RATE_LIMIT_AGENT: '5000/3600s' }, { rateLimitAgent: { limit: 5000, windowSeconds: 3600 } }],
+    ] as [Env, object][])('%j', (env, expected) => {
+      expect(loadConfig(env)).toMatchObject(expected);
+    });
+
+    it('parses API_DEPRECATIONS into dates', () => {
+      const config = loadConfig({
+        API_DEPRECATIONS: JSON.stringify([
+          { path: '/api/v1/info', deprecation: '2026-01-01T00:00:00Z', sunset: '2026-07-01T00:00:00+02:00', link: 'https://example.com/migrate' },
+          { path: '/api/v1', deprecation: '2026-01-01T00:00:00.123Z', sunset: '2026-01-01T00:00:00.123Z' },
+        ]),
+      });
+      expect(config.apiDeprecations).toEqual([
+        { path: '/api/v1/info', deprecation: new Date('2026-01-01T00:00:00Z'), sunset: new Date('2026-06-30T22:00:00Z'), link: 'https://example.com/migrate' },
+        { path: '/api/v1', deprecation: new Date('2026-01-01T00:00:00.123Z'), sunset: new Date('2026-01-01T00:00:00.123Z') },
+      ]);
+      expect(loadConfig({ API_DEPRECATIONS: '[]' }).apiDeprecations).toEqual([]);
+    });
+  });
+
+  describe('refused values name the variable', () => {
+    it.each(['abc', '-1', '65536', '80.5', '1e3', '0x50', '3000 3001', '８０'])('PORT=%j', (value) => {
+      expectRefused('PORT', value);
+    });
+
+    it.each([
+      ['not a URL', 'api.example.com'],
+      ['a path', 'https://api.example.com/leads'],
+      ['a trailing slash', 'https://api.example.com/'],
+      ['a query', 'https://api.example.com?x=1'],
+      ['a fragment', 'https://api.example.com#x'],
+      ['credentials', 'https://user:pw@api.example.com'],
+      ['ftp', 'ftp://files.example.com'],
+      ['a file URL', 'file:///etc/passwd'],
+      ['upper case (not the origin byte for byte)', 'HTTPS://API.EXAMPLE.COM'],
+      ['the default port spelled out', 'https://api.example.com:443'],
+    ])('PUBLIC_BASE_URL with %s', (_name, value) => {
+      expectRefused('PUBLIC_BASE_URL', value);
+    });
+
+    it('PUBLIC_BASE_URL with a path says which origin to use instead', () => {
+      expect(expectRefused('PUBLIC_BASE_URL', 'https://api.example.com/v1/').message).toContain('https://api.example.com');
+    });
+
+    it('PUBLIC_BASE_URL refuses ftp as a scheme problem', () => {
+      expect(expectRefused('PUBLIC_BASE_URL', 'ftp://files.example.com').message).toMatch(/http/);
+    });
+
+    it.each(['not a url', 'mysql://u:p@db/leads', 'sqlite:///tmp/x.db', 'http://db:5432/leads', 'postgres://u:p@db:99999/leads', '//db/leads'])('DATABASE_URL=%j', (value) => {
+      expectRefused('DATABASE_URL', value);
+    });
+
+    it.each(['not a url', 'http://cache:6379', 'memcached://cache', 'redis//cache'])('REDIS_URL=%j', (value) => {
+      expectRefused('REDIS_URL', value);
+    });
+
+    it.each(['verbose', 'warning', 'information', '3', 'info,debug'])('LOG_LEVEL=%j', (value) => {
+      expectRefused('LOG_LEVEL', value);
+    });
+
+    it.each([
+      ['a bare host', 'a.example'],
+      ['a trailing slash', 'https://a.example/'],
+      ['a path', 'https://a.example/app'],
+      ['a wildcard inside a list', 'https://a.example,*'],
+      ['an empty entry', 'https://a.example,'],
+      ['a wildcard subdomain', 'https://*.example.com'],
+    ])('CORS_ORIGINS with %s', (_name, value) => {
+      expectRefused('CORS_ORIGINS', value);
+    });
+
+    it.each(['true', 'yes', '-1', '1.5s', 'loopback;10.0.0.1', '10.0.0.0/8 10.1.0.0/16', '10.0.0.1/abc', 'localhost'])('TRUST_PROXY=%j', (value) => {
+      expectRefused('TRUST_PROXY', value);
+    });
+
+    // Words and ranges that look like hex digits are not addresses; Express's proxy-addr would otherwise throw at boot
+    // without naming the variable.
+    it.each(['bad', 'cafe', '999.999.999.999', '10.0.0.0/99', '10.0.0.1/8/1'])('TRUST_PROXY=%j (not an address)', (value) => {
+      expectRefused('TRUST_PROXY', value);
+    });
+
+    it.each(['RATE_LIMIT_ANONYMOUS', 'RATE_LIMIT_AGENT'])('%s refuses anything but <count>/<seconds>s with both at least 1', (variable) => {
+      for (const value of ['60', '60/60', '60/s', '/60s', '0/60s', '60/0s', '-1/60s', '60 / 60s', '60/60m', '1.5/60s', 'abc']) {
+        const error = expectRefused(variable, value);
+        expect(error.message).toContain('60/60s');
+        const other = variable === 'RATE_LIMIT_AGENT' ? 'RATE_LIMIT_ANONYMOUS' : 'RATE_LIMIT_AGENT';
+        expect(error.message).not.toContain(other);
+      }
+    });
+
+    describe('API_DEPRECATIONS', () => {
+      const entry = { path: '/api/v1', deprecation: '2026-01-01T00:00:00Z' };
+      const refuse = (value: unknown, mention?: RegExp) => {
+        const error = expectRefused('API_DEPRECATIONS', typeof value === 'string' ? value : JSON.stringify(value));
+        if (mention) expect(error.message).toMatch(mention);
+      };
+
+      it.each(['[', 'not json', "[{'path':'/'}]", '[1,]'])('refuses text that is not JSON: %j', (value) => refuse(value, /JSON array/));
+
+      it.each([{}, 'x', 1, null, true])('refuses JSON that is not an array: %j', (value) => refuse(value, /JSON array/));
+
+      it.each([1, 'x', null, []])('refuses an entry that is not an object: %j', (value) => refuse([value], /entry 0 must be an object/));
+
+      it('names the offending entry by index', () => refuse([entry, { ...entry, path: 'api' }], /entry 1\.path/));
+
+      it.each([undefined, '', 'api/v1', 7])('refuses a path that is not a route prefix: %j', (path) => refuse([{ ...entry, path }], /entry 0\.path/));
+
+      it.each([
+        ['missing', undefined],
+        ['a date without a time', '2026-01-01'],
+        ['a time without a zone', '2026-01-01T00:00:00'],
+        ['month 13', '2026-13-01T00:00:00Z'],
+        ['day 32', '2026-01-32T00:00:00Z'],
+        ['hour 25', '2026-01-01T25:00:00Z'],
+        ['an IMF-fixdate', 'Thu, 01 Jan 2026 00:00:00 GMT'],
+        ['a Unix timestamp', 1767225600],
+        ['a word', 'yesterday'],
+      ])('refuses a deprecation that is %s', (_name, deprecation) => refuse([{ ...entry, deprecation }], /entry 0\.deprecation must be an RFC 3339 date-time/));
+
+      it.each([
+        ['not a date', 'soon'],
+        ['a date without a time', '2026-07-01'],
+      ])('refuses a sunset that is %s', (_name, sunset) => refuse([{ ...entry, sunset }], /entry 0\.sunset must be an RFC 3339 date-time/));
+
+      it('refuses a sunset before its deprecation, comparing instants across offsets', () => {
+        refuse([{ ...entry, sunset: '2025-12-31T23:59:59Z' }], /entry 0\.sunset must not be earlier/);
+        // 00:30+01:00 is 23:30Z the day before.
+        refuse([{ ...entry, sunset: '2026-01-01T00:30:00+01:00' }], /entry 0\.sunset must not be earlier/);
+      });
+
+      it.each(['ftp://example.com', '/docs/migrate', 'example.com', 3])('refuses a link that is not http(s): %j', (link) => refuse([{ ...entry, link }], /entry 0\.link/));
+
+      it('refuses unknown keys and lists them', () => refuse([{ ...entry, sunsett: '2026-07-01T00:00:00Z', note: 'x' }], /unknown keys: sunsett, note/));
+    });
+  });
+
+  describe('DATABASE_URL is never echoed', () => {
+    const SECRET = 'Sup3r-S3cret-pa55';
+    it.each([
+      ['an unknown scheme', `mysql://leads:${SECRET}@db.internal:5432/leads`],
+      ['an http scheme', `http://leads:${SECRET}@db.internal/leads`],
+      ['a port out of range', `postgres://leads:${SECRET}@db.internal:99999/leads`],
+      ['a bare connection string', `host=db.internal user=leads password=${SECRET}`],
+      ['a malformed authority', `postgres://leads:${SECRET}@[db.internal/leads`],
+    ])('when it has %s', (_name, value) => {
+      const { message } = expectRefused('DATABASE_URL', value);
+      expect(message).not.toContain(SECRET);
+      expect(message).not.toContain(value);
+      expect(message).not.toContain('db.internal');
+      expect(message).not.toContain('leads:');
+    });
+
+    it('when another variable is the bad one', () => {
+      const { message } = expectRefused('PORT', 'x', { DATABASE_URL: `postgres://leads:${SECRET}@db.internal/leads` });
+      expect(message).not.toContain(SECRET);
+    });
+
+    it('whatever the password and the scheme', () => {
+      const password = fc.string({ unit: fc.constantFrom(...'abcXYZ0189-_.~!$&*+,;='), minLength: 8, maxLength: 24 });
+      fc.assert(
+        fc.property(fc.constantFrom('mysql', 'http', 'mongodb', 'redis', 'postgress', 'pg'), password, fc.constantFrom('', ':5432', ':0', ':70000', ':x'), (scheme, pw, port) => {
+          const value = `${scheme}://user:${pw}@host.example${port}/db`;
+          const { message } = expectRefused('DATABASE_URL', value);
+          expect(message).not.toContain(pw);
+          expect(message).not.toContain('host.example');
+        }),
+        { numRuns: 100 },
+      );
+    });
+
+    it('nor is a REDIS_URL password', () => {
+      for (const value of [`http://:${SECRET}@cache.internal:6379`, `redis://:${SECRET}@cache.internal:99999`]) {
+        expect(expectRefused('REDIS_URL', value).message).not.toContain(SECRET);
+      }
+    });
+  });
+});
