@@ -80,7 +80,8 @@ describe('the service as a process', () => {
   it('never writes e-mails, telephones or bearer tokens to its logs', async () => {
     const server = await startServer({ ...database.env, LOG_LEVEL: 'debug' });
     try {
-      await postLead(server.baseUrl, 2000, { Authorization: 'Bearer secret-token-value-123' });
+      expect((await postLead(server.baseUrl, 2000)).status).toBe(201);
+      expect((await postLead(server.baseUrl, 2001, { Authorization: 'Bearer secret-token-value-123' })).status).toBe(401);
       await fetch(`${server.baseUrl}/api/v1/sandbox?email=pessoa2000@exemplo.com.br`, {
         method: 'POST',
         headers: { 'Content-Type': 'application/json' },
@@ -93,7 +94,8 @@ describe('the service as a process', () => {
     const logs = server.output();
     expect(logs).toContain('"statusCode":201');
     expect(logs).toContain('"statusCode":422');
-    for (const secret of ['pessoa2000@exemplo.com.br', '92000-0000', '+55 11', 'secret-token-value-123']) expect(logs).not.toContain(secret);
+    expect(logs).toContain('"statusCode":401');
+    for (const secret of ['pessoa2000@exemplo.com.br', 'pessoa2001@exemplo.com.br', '92000-0000', '+55 11', 'secret-token-value-123']) expect(logs).not.toContain(secret);
     for (const line of logs.trim().split('\n')) expect(() => JSON.parse(line)).not.toThrow();
   });
 

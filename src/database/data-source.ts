@@ -2,12 +2,16 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { DataSource, DataSourceOptions } from 'typeorm';
 import { InitialSchema1763800000000 } from '../../migrations/1763800000000-initial-schema.js';
+import { AgentAuth1763900000000 } from '../../migrations/1763900000000-agent-auth.js';
 import { AppConfig } from '../config/config.js';
+import { AgentRegistration } from '../identity/agent-registration.entity.js';
 import { IdempotencyKey } from '../leads/idempotency-key.entity.js';
 import { Lead } from '../leads/lead.entity.js';
+import { RevokedToken } from '../oauth/revoked-token.entity.js';
+import { SigningKey } from '../oauth/signing-key.entity.js';
 
-export const ENTITIES = [Lead, IdempotencyKey];
-export const MIGRATIONS = [InitialSchema1763800000000];
+export const ENTITIES = [Lead, IdempotencyKey, AgentRegistration, SigningKey, RevokedToken];
+export const MIGRATIONS = [InitialSchema1763800000000, AgentAuth1763900000000];
 
 /** SQLite under DATA_DIR unless DATABASE_URL names a PostgreSQL server. Schema changes only ever come from MIGRATIONS. */
 export function dataSourceOptions(config: Pick<AppConfig, 'databaseUrl' | 'dataDir'>): DataSourceOptions {

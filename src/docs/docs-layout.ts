@@ -18,6 +18,7 @@ export function docsLayout(title: string, bodyHtml: string): string {
 <nav aria-label="Documentation">
 <a href="/docs">API explorer</a>
 <a href="/docs/quickstart">Quickstart</a>
+<a href="/docs/agents">Agents</a>
 <a href="/docs/errors">Errors</a>
 <a href="/docs/api-versioning">Versioning</a>
 <a href="/docs/openapi-leads.json">OpenAPI</a>

@@ -7,6 +7,20 @@ import { DOCS_ASSETS, SWAGGER_UI_HTML } from './swagger-ui.js';
 
 const PAGE_CACHE = 'public, max-age=300';
 
+/** The agents guide where agents look for it (the auth.md convention), as Markdown. */
+@Controller()
+export class AuthMdController {
+  constructor(private readonly docs: DocsService) {}
+
+  @Get('auth.md')
+  @Header('Content-Type', 'text/markdown; charset=utf-8')
+  @Header('Cache-Control', PAGE_CACHE)
+  @Header('Access-Control-Allow-Origin', '*')
+  authMd(): string {
+    return this.docs.get('agents').markdown;
+  }
+}
+
 @Controller('docs')
 export class DocsController {
   constructor(

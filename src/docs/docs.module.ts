@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
-import { DocsController } from './docs.controller.js';
+import { AuthMdController, DocsController } from './docs.controller.js';
 import { DocsService } from './docs.service.js';
 import { OpenApiService } from './openapi.service.js';
 
-@Module({ controllers: [DocsController], providers: [DocsService, OpenApiService], exports: [DocsService, OpenApiService] })
+@Module({ controllers: [DocsController, AuthMdController], providers: [DocsService, OpenApiService], exports: [DocsService, OpenApiService] })
 export class DocsModule {}

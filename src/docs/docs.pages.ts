@@ -9,6 +9,93 @@ export interface DocPageSource {
 
 export const DOC_PAGES: DocPageSource[] = [
   {
+    slug: 'agents',
+    title: 'Agents: registration, tokens and calls',
+    summary: 'How a software agent discovers the service, registers, exchanges its assertion for a token, calls the API, renews and revokes.',
+    markdown: `
+# Agents: registration, tokens and calls
+
+A token is optional: every lead endpoint also works without one. A registered agent that sends its bearer token gets
+a higher rate limit, and its leads record which registration sent them. Everything below needs only the base URL,
+\`{base_url}\`. The same text is served as Markdown at [/auth.md]({base_url}/auth.md).
+
+## 1. Discover
+
+\`\`\`sh
+curl -s {base_url}/.well-known/oauth-protected-resource     # RFC 9728: which authorization server, which scopes
+curl -s {base_url}/.well-known/oauth-authorization-server   # RFC 8414: token, revocation and JWKS endpoints, agent_auth
+\`\`\`
+
+\`agent_auth.identity_endpoint\` is where agents register. \`/.well-known/openid-configuration\` serves the same
+document for OpenID clients; the service has no authorization endpoint and issues no ID tokens, so the document
+names none (strict OpenID Connect validators expect \`authorization_endpoint\` and will not find it).
+
+## 2. Register
+
+Anonymous, recommended for lead-capture agents:
+
+\`\`\`sh
+curl -s {base_url}/api/v1/agent/identity -H 'Content-Type: application/json' \\
+  -d '{"type": "anonymous", "client_name": "my-agent", "contacts": ["ops@example.com"]}'
+\`\`\`
+
+Or with a contact e-mail (recorded as \`email\` with \`email_verified: false\` until a future claim ceremony verifies it):
+
+\`\`\`sh
+curl -s {base_url}/api/v1/agent/identity -H 'Content-Type: application/json' \\
+  -d '{"type": "identity_assertion", "assertion_type": "verified_email", "assertion": "ana@example.com"}'
+\`\`\`
+
+The answer (\`200\`, \`Cache-Control: no-store\`) holds \`registration_id\`, \`identity_assertion\` (a JWT signed by the
+service, valid for one hour and reusable until then), \`assertion_expires\`, \`scopes\`, and a \`claim_token\` shown
+only this once. \`client_name\` and \`contacts\` are self-reported: stored, never trusted and never e-mailed.
+
+## 3. Exchange the assertion for an access token
+
+\`\`\`sh
+curl -s {base_url}/oauth2/token \\
+  -d grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer \\
+  --data-urlencode "assertion=$ASSERTION"
+\`\`\`
+
+The body is form-encoded (RFC 7523). The answer is \`{"access_token", "token_type": "Bearer", "expires_in": 900,
+"scope": "leads:write"}\`: a JWT access token (RFC 9068) valid for 15 minutes. There is no refresh token. Errors follow
+RFC 6749 (\`error\`, \`error_description\`) and also carry the problem members (\`code\`, \`detail\`, \`hint\`); any
+problem with the assertion is \`invalid_grant\`.
+
+## 4. Call the API
+
+\`\`\`sh
+curl -s {base_url}/api/v1/lead -H "Authorization: Bearer $ACCESS_TOKEN" \\
+  -H 'Content-Type: application/json' -d '{"nome": "Ana", "email": "ana@example.com"}'
+\`\`\`
+
+Send the token only in the \`Authorization\` header. A token that is present but malformed, expired or revoked is
+refused with \`401 invalid_token\` and \`WWW-Authenticate: Bearer error="invalid_token", resource_metadata=…\`; it is
+never silently treated as anonymous. To call anonymously, send no \`Authorization\` header at all.
+
+## 5. Renew
+
+When the access token expires, exchange the same identity assertion again (step 3). When the assertion itself has
+expired (\`assertion_expires\`), register again (step 2).
+
+## 6. Revoke
+
+\`\`\`sh
+curl -s {base_url}/oauth2/revoke --data-urlencode "token=$ACCESS_TOKEN"   # this access token, on every instance at once
+curl -s {base_url}/oauth2/revoke --data-urlencode "token=$ASSERTION"      # the whole registration: its assertion and all its tokens
+\`\`\`
+
+Revocation (RFC 7009) answers \`200\` for known and unknown tokens alike.
+
+## Keys
+
+Tokens are signed with keys published at [/.well-known/jwks.json]({base_url}/.well-known/jwks.json): ES256 for
+identity assertions, RS256 for access tokens. Keys rotate without notice; a retired key stays published until every
+token it signed has expired.
+`,
+  },
+  {
     slug: 'quickstart',
     title: 'Quickstart',
     summary: 'Validate a lead in the sandbox, then submit it, safely retried with an Idempotency-Key.',

@@ -1,9 +1,19 @@
 import { createParamDecorator, ExecutionContext } from '@nestjs/common';
 import type { Request } from 'express';
+import { principalOf } from '../auth/principal.js';
 
-/** Who is calling, for scoping per-caller state such as idempotency keys: the token subject, else the client IP. */
-export function callerScope(req: Request): string {
-  return `ip:${req.ip ?? req.socket.remoteAddress ?? 'unknown'}`;
+export interface Caller {
+  /** Scope of per-caller state such as idempotency keys: the token subject, else the client IP. */
+  scope: string;
+  /** The agent registration behind the bearer token, if any. */
+  registrationId: string | null;
 }
 
-export const CallerScope = createParamDecorator((_data: unknown, ctx: ExecutionContext) => callerScope(ctx.switchToHttp().getRequest<Request>()));
+export function callerOf(req: Request): Caller {
+  const principal = principalOf(req);
+  return principal.kind === 'agent'
+    ? { scope: `agent:${principal.registrationId}`, registrationId: principal.registrationId }
+    : { scope: `ip:${req.ip ?? req.socket.remoteAddress ?? 'unknown'}`, registrationId: null };
+}
+
+export const CurrentCaller = createParamDecorator((_data: unknown, ctx: ExecutionContext) => callerOf(ctx.switchToHttp().getRequest<Request>()));

@@ -27,6 +27,10 @@ export class Lead {
   @Column({ type: 'varchar', nullable: true })
   origem: string | null;
 
+  /** The agent registration that sent the lead with a bearer token; null for anonymous callers. */
+  @Column({ type: 'varchar', name: 'registration_id', nullable: true })
+  registrationId: string | null;
+
   // The column type is left to each driver (datetime / timestamp); the migration creates timestamptz on PostgreSQL.
   @Column({ name: 'received_at' })
   receivedAt: Date;

@@ -1,10 +1,12 @@
 import { Controller, HttpCode, Post } from '@nestjs/common';
-import { CallerScope } from '../http/caller.js';
+import { OptionalBearer } from '../auth/bearer.guard.js';
+import { Caller, CurrentCaller } from '../http/caller.js';
 import { JsonBody } from '../http/json-body.js';
 import { IdempotencyKeyHeader } from './idempotency-key.header.js';
 import { LeadReceipt, LeadsService } from './leads.service.js';
 
 @Controller('api/v1')
+@OptionalBearer()
 export class LeadsController {
   constructor(private readonly leads: LeadsService) {}
 
@@ -12,7 +14,7 @@ export class LeadsController {
   @HttpCode(201)
   create(
     @JsonBody() body: Record<string, unknown>,
-    @CallerScope() caller: string,
+    @CurrentCaller() caller: Caller,
     @IdempotencyKeyHeader() idempotencyKey?: string,
   ): Promise<LeadReceipt> {
     return this.leads.create(body, caller, idempotencyKey);

@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
 import { v7 as uuidv7 } from 'uuid';
+import { Caller } from '../http/caller.js';
 import { IdempotencyService } from './idempotency.service.js';
 import { Lead } from './lead.entity.js';
 import { LEAD_FIELD_NAMES, NormalisedLead } from './lead-rules.js';
@@ -23,11 +24,11 @@ export class LeadsService {
   ) {}
 
   /** Validates, normalises and stores a lead; with an Idempotency-Key a retry returns the first receipt instead of a second row. */
-  async create(body: Record<string, unknown>, callerScope: string, idempotencyKey?: string): Promise<LeadReceipt> {
+  async create(body: Record<string, unknown>, caller: Caller, idempotencyKey?: string): Promise<LeadReceipt> {
     const lead = this.validation.validate(body);
-    if (idempotencyKey === undefined) return this.store(uuidv7(), lead);
-    return this.idempotency.run(callerScope, idempotencyKey, leadFingerprint(lead), {
-      execute: (id) => this.store(id, lead),
+    if (idempotencyKey === undefined) return this.store(uuidv7(), lead, caller);
+    return this.idempotency.run(caller.scope, idempotencyKey, leadFingerprint(lead), {
+      execute: (id) => this.store(id, lead, caller),
       recover: async (id) => {
         const stored = await this.leads.findOneBy({ id });
         return stored ? receipt(stored.id, stored.receivedAt) : undefined;
@@ -35,7 +36,7 @@ export class LeadsService {
     });
   }
 
-  private async store(id: string, lead: NormalisedLead): Promise<LeadReceipt> {
+  private async store(id: string, lead: NormalisedLead, caller: Caller): Promise<LeadReceipt> {
     const receivedAt = new Date();
     const row: Lead = {
       id,
@@ -46,6 +47,7 @@ export class LeadsService {
       empresa: lead.empresa ?? null,
       mensagem: lead.mensagem ?? null,
       origem: lead.origem ?? null,
+      registrationId: caller.registrationId,
       receivedAt,
     };
     // updateEntity(false): no read-back SELECT after the INSERT (stack.md: +40% throughput on SQLite).

@@ -1,4 +1,5 @@
 import { Controller, Get, Header } from '@nestjs/common';
+import { OptionalBearer } from '../auth/bearer.guard.js';
 import { SiteInfo, SiteService } from '../site/site.service.js';
 import { HealthReport, HealthService } from './health.service.js';
 
@@ -16,6 +17,7 @@ export class MetaController {
   }
 
   @Get('info')
+  @OptionalBearer()
   @Header('Cache-Control', 'public, max-age=300')
   info(): SiteInfo {
     return this.site.getInfo();

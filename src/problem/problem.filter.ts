@@ -55,9 +55,10 @@ export class ProblemFilter implements ExceptionFilter {
     let mediaType = PROBLEM_MEDIA_TYPE;
     if (instance.startsWith('/oauth2/')) {
       // RFC 6749 §5.2 clients need `error` and a JSON media type; the problem members ride along.
-      body = { error: error.code, error_description: error.detail, ...problem };
+      body = { error: oauthError(error.code, problem.status), error_description: error.detail, ...problem };
       mediaType = prefersPlainJson(req.headers.accept) ? 'application/json' : PROBLEM_MEDIA_TYPE;
       res.setHeader('Cache-Control', 'no-store');
+      res.setHeader('Pragma', 'no-cache');
     }
     res.status(problem.status).type(`${mediaType}; charset=utf-8`).send(JSON.stringify(body));
   }
@@ -95,6 +96,15 @@ function bodyParserError(exception: unknown): AppError | undefined {
   const type = (exception as { type?: unknown } | null)?.type;
   const known = typeof type === 'string' ? BODY_PARSER_ERRORS[type] : undefined;
   return known && new AppError(known[0], known[1], { headers: known[2] });
+}
+
+/** RFC 6749 §5.2 codes are passed through; other failures map to the nearest registered OAuth error. */
+const OAUTH_ERRORS = new Set<ErrorCode>(['invalid_request', 'invalid_grant', 'unsupported_grant_type', 'invalid_scope', 'unsupported_token_type']);
+
+function oauthError(code: ErrorCode, status: number): string {
+  if (OAUTH_ERRORS.has(code)) return code;
+  if (status === 503) return 'temporarily_unavailable';
+  return status >= 500 ? 'server_error' : 'invalid_request';
 }
 
 function prefersPlainJson(accept: string | undefined): boolean {

@@ -1,8 +1,10 @@
 import { Controller, HttpCode, Post } from '@nestjs/common';
+import { OptionalBearer } from '../auth/bearer.guard.js';
 import { JsonBody } from '../http/json-body.js';
 import { SandboxResult, SandboxService } from './sandbox.service.js';
 
 @Controller('api/v1')
+@OptionalBearer()
 export class SandboxController {
   constructor(private readonly sandbox: SandboxService) {}
 

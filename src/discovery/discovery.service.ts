@@ -1,0 +1,50 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { AppConfig } from '../config/config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+import { KeyStore, PublicJwk } from '../oauth/key-store.service.js';
+import { JWT_BEARER_GRANT, SCOPES } from '../oauth/token.service.js';
+
+/**
+ * The documents an agent needs, knowing only PUBLIC_BASE_URL. Issuer and resource are that origin, byte for byte.
+ * No authorization endpoint and no ID tokens exist, so no field claims otherwise (and no array is empty).
+ */
+@Injectable()
+export class DiscoveryService {
+  readonly protectedResource: Record<string, unknown>;
+  readonly authorizationServer: Record<string, unknown>;
+
+  constructor(
+    @Inject(APP_CONFIG) config: AppConfig,
+    private readonly keys: KeyStore,
+  ) {
+    const base = config.publicBaseUrl;
+    this.protectedResource = {
+      resource: base,
+      authorization_servers: [base],
+      bearer_methods_supported: ['header'],
+      scopes_supported: SCOPES,
+      resource_name: 'Leads API',
+      resource_documentation: `${base}/docs/agents`,
+    };
+    this.authorizationServer = {
+      issuer: base,
+      token_endpoint: `${base}/oauth2/token`,
+      jwks_uri: `${base}/.well-known/jwks.json`,
+      revocation_endpoint: `${base}/oauth2/revoke`,
+      grant_types_supported: [JWT_BEARER_GRANT],
+      token_endpoint_auth_methods_supported: ['none'],
+      revocation_endpoint_auth_methods_supported: ['none'],
+      scopes_supported: SCOPES,
+      service_documentation: `${base}/docs/agents`,
+      agent_auth: {
+        identity_endpoint: `${base}/api/v1/agent/identity`,
+        identity_types_supported: ['anonymous', 'identity_assertion'],
+        identity_assertion: { assertion_types_supported: ['verified_email'] },
+      },
+    };
+  }
+
+  jwks(): Promise<{ keys: PublicJwk[] }> {
+    return this.keys.jwks();
+  }
+}

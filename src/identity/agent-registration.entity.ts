@@ -1,0 +1,40 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+
+export type RegistrationType = 'anonymous' | 'identity_assertion';
+
+/** A self-registered agent. `client_name`, `contacts` and `email` are self-reported: stored, never trusted. */
+@Entity('agent_registrations')
+export class AgentRegistration {
+  @PrimaryColumn({ type: 'varchar' })
+  id: string;
+
+  @Column({ type: 'varchar' })
+  type: RegistrationType;
+
+  @Column({ type: 'varchar', name: 'client_name', nullable: true })
+  clientName: string | null;
+
+  /** JSON array of e-mail addresses. */
+  @Column({ type: 'text', nullable: true })
+  contacts: string | null;
+
+  @Column({ type: 'varchar', nullable: true })
+  email: string | null;
+
+  /** Space-separated scopes granted to this registration. */
+  @Column({ type: 'varchar' })
+  scopes: string;
+
+  /** SHA-256 of the claim token; the token itself is returned once and never stored. */
+  @Column({ type: 'varchar', name: 'claim_token_hash' })
+  claimTokenHash: string;
+
+  @Column({ name: 'claim_token_expires_at' })
+  claimTokenExpiresAt: Date;
+
+  @Column({ name: 'created_at' })
+  createdAt: Date;
+
+  @Column({ name: 'revoked_at', nullable: true, type: Date })
+  revokedAt: Date | null;
+}

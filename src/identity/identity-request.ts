@@ -1,0 +1,78 @@
+import { validationFailed, AppError } from '../problem/app-error.js';
+import { FieldError } from '../problem/error-catalog.js';
+import { escapePointer } from '../http/strict-json.js';
+import { codePointLength, EMAIL_FORMAT, FORBIDDEN_CHARACTER } from '../leads/lead-rules.js';
+import { RegistrationType } from './agent-registration.entity.js';
+
+export interface IdentityRequest {
+  type: RegistrationType;
+  clientName?: string;
+  contacts?: string[];
+  /** The self-reported e-mail of an identity_assertion (verified_email) registration, domain lower-cased. */
+  email?: string;
+}
+
+const FIELDS: Record<RegistrationType, string[]> = {
+  anonymous: ['type', 'client_name', 'contacts'],
+  identity_assertion: ['type', 'assertion_type', 'assertion', 'client_name', 'contacts'],
+};
+const MAX_CONTACTS = 5;
+const MAX_CLIENT_NAME = 100;
+
+/** decisions.md §4: an unknown `type` is 400 unsupported_identity_type; every other shape error is 422 with pointers. */
+export function parseIdentityRequest(body: Record<string, unknown>): IdentityRequest {
+  const type = body.type;
+  if (type === undefined) throw validationFailed([{ pointer: '/type', code: 'required', detail: 'type is required: "anonymous" or "identity_assertion".' }]);
+  if (typeof type !== 'string') throw validationFailed([{ pointer: '/type', code: 'invalid_type', detail: 'type must be a string.' }]);
+  if (!Object.hasOwn(FIELDS, type)) {
+    throw new AppError('unsupported_identity_type', `The identity type "${type.slice(0, 40)}" is not supported; use "anonymous" or "identity_assertion".`);
+  }
+  const errors: FieldError[] = Object.keys(body)
+    .filter((key) => !FIELDS[type as RegistrationType].includes(key))
+    .map((key) => ({ pointer: `/${escapePointer(key)}`, code: 'unknown_field', detail: `${key} is not a field of a ${type} registration.` }));
+  const request: IdentityRequest = { type: type as RegistrationType };
+
+  if (body.client_name !== undefined) {
+    const name = body.client_name;
+    if (typeof name !== 'string') errors.push({ pointer: '/client_name', code: 'invalid_type', detail: 'client_name must be a string.' });
+    else if (FORBIDDEN_CHARACTER.test(name.trim())) errors.push({ pointer: '/client_name', code: 'invalid_characters', detail: 'client_name contains control or bidirectional characters.' });
+    else if (!name.trim()) errors.push({ pointer: '/client_name', code: 'too_short', detail: 'client_name must not be empty.' });
+    else if (codePointLength(name.trim()) > MAX_CLIENT_NAME) errors.push({ pointer: '/client_name', code: 'too_long', detail: `client_name must have at most ${MAX_CLIENT_NAME} characters.` });
+    else request.clientName = name.trim().normalize('NFC');
+  }
+
+  if (body.contacts !== undefined) {
+    const contacts = body.contacts;
+    if (!Array.isArray(contacts)) errors.push({ pointer: '/contacts', code: 'invalid_type', detail: 'contacts must be an array of e-mail addresses.' });
+    else if (contacts.length > MAX_CONTACTS) errors.push({ pointer: '/contacts', code: 'too_many_items', detail: `contacts may list at most ${MAX_CONTACTS} addresses.` });
+    else {
+      const parsed = contacts.map((contact, index) => email(contact, `/contacts/${index}`, errors));
+      if (parsed.every((c): c is string => c !== undefined)) request.contacts = parsed;
+    }
+  }
+
+  if (type === 'identity_assertion') {
+    if (body.assertion_type === undefined) errors.push({ pointer: '/assertion_type', code: 'required', detail: 'assertion_type is required: "verified_email".' });
+    else if (body.assertion_type !== 'verified_email') errors.push({ pointer: '/assertion_type', code: 'invalid_format', detail: 'The only supported assertion_type is "verified_email".' });
+    if (body.assertion === undefined) errors.push({ pointer: '/assertion', code: 'required', detail: 'assertion is required: the e-mail address.' });
+    else request.email = email(body.assertion, '/assertion', errors);
+  }
+  if (errors.length) throw validationFailed(errors);
+  return request;
+}
+
+/** The lead e-mail rule, with the same normalisation: trimmed, NFC, domain lower-cased. */
+function email(value: unknown, pointer: string, errors: FieldError[]): string | undefined {
+  if (typeof value !== 'string') {
+    errors.push({ pointer, code: 'invalid_type', detail: 'An e-mail address must be a string.' });
+    return undefined;
+  }
+  const trimmed = value.trim().normalize('NFC');
+  const length = codePointLength(trimmed);
+  if (FORBIDDEN_CHARACTER.test(trimmed) || length < 3 || length > 254 || !EMAIL_FORMAT.test(trimmed)) {
+    errors.push({ pointer, code: 'invalid_format', detail: 'Expected an e-mail address with one @ and a dotted domain.' });
+    return undefined;
+  }
+  const at = trimmed.lastIndexOf('@');
+  return trimmed.slice(0, at) + trimmed.slice(at).toLowerCase();
+}

@@ -1,0 +1,15 @@
+import { Controller, Header, HttpCode, Post } from '@nestjs/common';
+import { JsonBody } from '../http/json-body.js';
+import { IdentityResponse, IdentityService } from './identity.service.js';
+
+@Controller('api/v1/agent')
+export class IdentityController {
+  constructor(private readonly identity: IdentityService) {}
+
+  @Post('identity')
+  @HttpCode(200)
+  @Header('Cache-Control', 'no-store')
+  register(@JsonBody() body: Record<string, unknown>): Promise<IdentityResponse> {
+    return this.identity.register(body);
+  }
+}

@@ -1,0 +1,123 @@
+import { randomBytes } from 'node:crypto';
+import { Injectable, OnModuleInit } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { type CryptoKey, exportJWK, generateKeyPair, importJWK, JWK } from 'jose';
+import { IsNull, Repository } from 'typeorm';
+import { KeyPurpose, SigningKey } from './signing-key.entity.js';
+
+/** One algorithm per purpose (RFC 8725 §3.1); RFC 9068 requires RS256 for access tokens. */
+export const KEY_ALGORITHMS: Record<KeyPurpose, 'ES256' | 'RS256'> = { assertion: 'ES256', access_token: 'RS256' };
+/** The longest a token of each purpose lives (seconds): a retired key stays published and usable this long, plus skew. */
+export const TOKEN_LIFETIMES: Record<KeyPurpose, number> = { assertion: 3600, access_token: 900 };
+export const CLOCK_SKEW_SECONDS = 60;
+/** Another instance may rotate keys; this instance looks again at least this often before signing. */
+const RELOAD_INTERVAL_MS = 60_000;
+/** An unknown kid triggers a reload, at most this often, so forged kids cannot hammer the database. */
+const UNKNOWN_KID_RELOAD_MS = 1_000;
+
+interface LoadedKey {
+  row: SigningKey;
+  publicKey: CryptoKey;
+  privateKey: CryptoKey;
+}
+
+export interface PublicJwk extends JWK {
+  kid: string;
+  alg: string;
+  use: 'sig';
+}
+
+@Injectable()
+export class KeyStore implements OnModuleInit {
+  private keys = new Map<string, LoadedKey>();
+  private loadedAt = 0;
+  private unknownKidReloadAt = 0;
+
+  constructor(@InjectRepository(SigningKey) private readonly rows: Repository<SigningKey>) {}
+
+  async onModuleInit(): Promise<void> {
+    for (const purpose of Object.keys(KEY_ALGORITHMS) as KeyPurpose[]) {
+      // Two instances starting on an empty database may both create a key; both are then valid, the newer signs.
+      if (!(await this.rows.existsBy({ purpose, retiredAt: IsNull() }))) await this.create(purpose);
+    }
+    await this.load();
+  }
+
+  /** Adds a new key per purpose and makes it current; the previous keys keep verifying until their tokens expire. */
+  async rotate(): Promise<string[]> {
+    const now = new Date();
+    const created: string[] = [];
+    for (const purpose of Object.keys(KEY_ALGORITHMS) as KeyPurpose[]) {
+      const previous = await this.rows.find({ where: { purpose } });
+      created.push(await this.create(purpose));
+      for (const row of previous.filter((r) => !r.retiredAt)) await this.rows.update({ kid: row.kid }, { retiredAt: now });
+    }
+    await this.load();
+    return created;
+  }
+
+  /** The key that signs new tokens of a purpose. */
+  async signingKey(purpose: KeyPurpose): Promise<{ kid: string; alg: string; key: CryptoKey }> {
+    if (Date.now() - this.loadedAt > RELOAD_INTERVAL_MS) await this.load();
+    const current = [...this.keys.values()]
+      .filter((k) => k.row.purpose === purpose && !k.row.retiredAt)
+      .sort((a, b) => b.row.createdAt.getTime() - a.row.createdAt.getTime())[0];
+    if (!current) throw new Error(`no current ${purpose} signing key`);
+    return { kid: current.row.kid, alg: current.row.alg, key: current.privateKey };
+  }
+
+  /** The public key for a token's kid, only if it belongs to the expected purpose and may still verify. */
+  async verificationKey(purpose: KeyPurpose, kid: unknown): Promise<CryptoKey | undefined> {
+    if (typeof kid !== 'string' || kid.length > 64) return undefined;
+    let key = this.keys.get(kid);
+    if (!key && Date.now() - this.unknownKidReloadAt > UNKNOWN_KID_RELOAD_MS) {
+      this.unknownKidReloadAt = Date.now();
+      await this.load();
+      key = this.keys.get(kid);
+    }
+    return key && key.row.purpose === purpose && usable(key.row) ? key.publicKey : undefined;
+  }
+
+  /** Public members only, read from the database so that a rotation anywhere shows at once. */
+  async jwks(): Promise<{ keys: PublicJwk[] }> {
+    const rows = await this.rows.find({ order: { createdAt: 'ASC' } });
+    return { keys: rows.filter(usable).map((row) => ({ ...(JSON.parse(row.publicJwk) as JWK), kid: row.kid, alg: row.alg, use: 'sig' as const })) };
+  }
+
+  private async create(purpose: KeyPurpose): Promise<string> {
+    const alg = KEY_ALGORITHMS[purpose];
+    const { publicKey, privateKey } = await generateKeyPair(alg, { extractable: true });
+    const kid = `${purpose === 'assertion' ? 'as' : 'at'}_${randomBytes(12).toString('base64url')}`;
+    await this.rows.insert({
+      kid,
+      purpose,
+      alg,
+      publicJwk: JSON.stringify(await exportJWK(publicKey)),
+      privateJwk: JSON.stringify(await exportJWK(privateKey)),
+      createdAt: new Date(),
+      retiredAt: null,
+    });
+    return kid;
+  }
+
+  private async load(): Promise<void> {
+    const rows = (await this.rows.find()).filter(usable);
+    const keys = new Map<string, LoadedKey>();
+    for (const row of rows) {
+      const known = this.keys.get(row.kid);
+      keys.set(row.kid, {
+        row,
+        publicKey: known?.publicKey ?? ((await importJWK(JSON.parse(row.publicJwk) as JWK, row.alg)) as CryptoKey),
+        privateKey: known?.privateKey ?? ((await importJWK(JSON.parse(row.privateJwk) as JWK, row.alg)) as CryptoKey),
+      });
+    }
+    this.keys = keys;
+    this.loadedAt = Date.now();
+  }
+}
+
+/** Current keys, and retired keys until every token they signed has expired. */
+function usable(row: SigningKey): boolean {
+  if (!row.retiredAt) return true;
+  return row.retiredAt.getTime() + (TOKEN_LIFETIMES[row.purpose] + CLOCK_SKEW_SECONDS) * 1000 > Date.now();
+}

@@ -1,0 +1,16 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AgentRegistration } from '../identity/agent-registration.entity.js';
+import { KeyStore } from './key-store.service.js';
+import { OAuthController } from './oauth.controller.js';
+import { RevokedToken } from './revoked-token.entity.js';
+import { SigningKey } from './signing-key.entity.js';
+import { TokenService } from './token.service.js';
+
+@Module({
+  imports: [TypeOrmModule.forFeature([AgentRegistration, SigningKey, RevokedToken])],
+  controllers: [OAuthController],
+  providers: [KeyStore, TokenService],
+  exports: [KeyStore, TokenService],
+})
+export class OAuthModule {}

@@ -1,0 +1,169 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { errors, JWTPayload, jwtVerify, JWTVerifyOptions, SignJWT } from 'jose';
+import { IsNull, Repository } from 'typeorm';
+import { ANONYMOUS, Principal } from '../auth/principal.js';
+import { AppConfig } from '../config/config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+import { isUniqueViolation } from '../database/database-errors.js';
+import { AgentRegistration } from '../identity/agent-registration.entity.js';
+import { AppError } from '../problem/app-error.js';
+import { CLOCK_SKEW_SECONDS, KEY_ALGORITHMS, KeyStore, TOKEN_LIFETIMES } from './key-store.service.js';
+import { KeyPurpose } from './signing-key.entity.js';
+import { RevokedToken } from './revoked-token.entity.js';
+
+export const JWT_BEARER_GRANT = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
+export const SCOPES = ['leads:write'];
+const ASSERTION_TYP = 'oauth-id-jag+jwt';
+const ACCESS_TOKEN_TYP = 'at+jwt';
+/** Tokens are parsed only below this size (RFC 8725 advice: bound the work before any crypto). */
+const MAX_TOKEN_LENGTH = 8192;
+const B64TOKEN = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i;
+
+export interface TokenResponse {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  scope: string;
+}
+
+/** Thrown inside key resolution so that an unknown kid is a verification failure like any other. */
+class UnknownKey extends errors.JOSEError {}
+
+/**
+ * Identity assertions (service-signed, ES256, `oauth-id-jag+jwt`) and RFC 9068 access tokens (RS256, `at+jwt`),
+ * each with its own keys, type and checks, so that neither is ever accepted as the other.
+ */
+@Injectable()
+export class TokenService {
+  private readonly issuer: string;
+  private readonly tokenEndpoint: string;
+  private readonly challenge: string;
+
+  constructor(
+    private readonly keys: KeyStore,
+    @InjectRepository(AgentRegistration) private readonly registrations: Repository<AgentRegistration>,
+    @InjectRepository(RevokedToken) private readonly revoked: Repository<RevokedToken>,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.issuer = config.publicBaseUrl;
+    this.tokenEndpoint = `${config.publicBaseUrl}/oauth2/token`;
+    this.challenge = `Bearer error="invalid_token", resource_metadata="${config.publicBaseUrl}/.well-known/oauth-protected-resource"`;
+  }
+
+  async signAssertion(registration: AgentRegistration): Promise<{ assertion: string; expiresAt: Date }> {
+    const claims: JWTPayload = { registration_type: registration.type };
+    if (registration.email) Object.assign(claims, { email: registration.email, email_verified: false });
+    return this.sign('assertion', ASSERTION_TYP, claims, registration.id, this.issuer);
+  }
+
+  /** The JWT-bearer grant (RFC 7523): every check of decisions.md §5, one generic answer for any failure. */
+  async exchange(params: Record<string, string>): Promise<TokenResponse> {
+    if (!params.grant_type) throw new AppError('invalid_request', 'grant_type is required.');
+    if (params.grant_type !== JWT_BEARER_GRANT) throw new AppError('unsupported_grant_type', `Only ${JWT_BEARER_GRANT} is supported.`);
+    if (!params.assertion) throw new AppError('invalid_request', 'assertion is required.');
+    const payload = await this.verify('assertion', params.assertion, {
+      typ: ASSERTION_TYP,
+      audience: [this.issuer, this.tokenEndpoint],
+      requiredClaims: ['sub', 'exp', 'iat', 'jti'],
+      maxTokenAge: TOKEN_LIFETIMES.assertion + CLOCK_SKEW_SECONDS,
+    });
+    const registration = payload && (await this.activeRegistration(payload.sub));
+    if (!registration) throw new AppError('invalid_grant', 'The assertion is not valid for this service.');
+
+    const granted = registration.scopes.split(' ');
+    const requested = params.scope?.split(' ').filter(Boolean) ?? granted;
+    if (!requested.length || requested.some((scope) => !granted.includes(scope))) {
+      throw new AppError('invalid_scope', `Request a subset of: ${granted.join(' ')}.`);
+    }
+    const scope = requested.join(' ');
+    const { assertion: accessToken } = await this.sign('access_token', ACCESS_TOKEN_TYP, { client_id: registration.id, scope }, registration.id, this.issuer);
+    return { access_token: accessToken, token_type: 'Bearer', expires_in: TOKEN_LIFETIMES.access_token, scope };
+  }
+
+  /**
+   * RFC 7009: an access token is revoked by its jti until it expires; an identity assertion revokes its whole
+   * registration (its assertions and every token). Unknown or invalid tokens get the same empty 200.
+   */
+  async revoke(params: Record<string, string>): Promise<void> {
+    if (!params.token) throw new AppError('invalid_request', 'token is required.');
+    const hint = params.token_type_hint;
+    if (hint !== undefined && hint !== 'access_token' && hint !== 'identity_assertion') {
+      throw new AppError('unsupported_token_type', 'This service revokes access tokens and identity assertions.');
+    }
+    // Expired tokens are not worth revoking, so ordinary verification (exp included) decides what is ours.
+    const access = await this.verify('access_token', params.token, { typ: ACCESS_TOKEN_TYP, audience: this.issuer });
+    if (access?.jti && access.exp) {
+      await this.revoked.insert({ jti: access.jti, expiresAt: new Date(access.exp * 1000) }).catch((error: unknown) => {
+        if (!isUniqueViolation(error)) throw error;
+      });
+      return;
+    }
+    const assertion = await this.verify('assertion', params.token, { typ: ASSERTION_TYP, audience: [this.issuer, this.tokenEndpoint] });
+    if (assertion?.sub) await this.registrations.update({ id: assertion.sub, revokedAt: IsNull() }, { revokedAt: new Date() });
+  }
+
+  /** The Authorization header of an API request: absent → anonymous; anything present must be a valid, live token. */
+  async authenticate(authorization: string[] | undefined): Promise<Principal> {
+    if (!authorization) return ANONYMOUS;
+    const match = authorization.length === 1 ? B64TOKEN.exec(authorization[0]) : null;
+    if (!match) throw this.invalidToken('The Authorization header must be one "Bearer <access token>".');
+    const payload = await this.verify('access_token', match[1], {
+      typ: ACCESS_TOKEN_TYP,
+      audience: this.issuer,
+      requiredClaims: ['sub', 'exp', 'iat', 'jti', 'client_id'],
+    });
+    if (!payload) throw this.invalidToken('The access token is malformed, expired or not issued by this service.');
+    const [revoked, registration] = await Promise.all([this.revoked.existsBy({ jti: payload.jti! }), this.activeRegistration(payload.sub)]);
+    if (revoked || !registration) throw this.invalidToken('The access token has been revoked.');
+    return {
+      kind: 'agent',
+      registrationId: registration.id,
+      scopes: typeof payload.scope === 'string' ? payload.scope.split(' ') : [],
+      tokenId: payload.jti!,
+      expiresAt: payload.exp! * 1000,
+    };
+  }
+
+  private invalidToken(detail: string): AppError {
+    return new AppError('invalid_token', detail, { headers: { 'WWW-Authenticate': this.challenge } });
+  }
+
+  private async activeRegistration(id: string | undefined): Promise<AgentRegistration | null> {
+    if (!id) return null;
+    return this.registrations.findOneBy({ id, revokedAt: IsNull() });
+  }
+
+  private async sign(purpose: KeyPurpose, typ: string, claims: JWTPayload, subject: string, audience: string) {
+    const { kid, alg, key } = await this.keys.signingKey(purpose);
+    const issuedAt = Math.floor(Date.now() / 1000);
+    const expiresAt = issuedAt + TOKEN_LIFETIMES[purpose];
+    const assertion = await new SignJWT(claims)
+      .setProtectedHeader({ alg, typ, kid })
+      .setIssuer(this.issuer)
+      .setAudience(audience)
+      .setSubject(subject)
+      .setJti(randomUUID())
+      .setIssuedAt(issuedAt)
+      .setExpirationTime(expiresAt)
+      .sign(key);
+    return { assertion, expiresAt: new Date(expiresAt * 1000) };
+  }
+
+  /** Verified claims, or undefined when the token is not a valid token of this purpose. Database errors propagate. */
+  private async verify(purpose: KeyPurpose, token: string, options: JWTVerifyOptions): Promise<JWTPayload | undefined> {
+    if (token.length > MAX_TOKEN_LENGTH) return undefined;
+    try {
+      const { payload } = await jwtVerify(
+        token,
+        async (header) => (await this.keys.verificationKey(purpose, header.kid)) ?? Promise.reject(new UnknownKey('unknown key')),
+        { ...options, issuer: this.issuer, algorithms: [KEY_ALGORITHMS[purpose]], clockTolerance: CLOCK_SKEW_SECONDS },
+      );
+      return typeof payload.sub === 'string' && payload.sub ? payload : undefined;
+    } catch (error) {
+      if (error instanceof errors.JOSEError || error instanceof TypeError) return undefined;
+      throw error;
+    }
+  }
+}
