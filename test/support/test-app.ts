@@ -20,8 +20,13 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
+export interface TestDatabase {
+  env: Record<string, string>;
+  drop(): Promise<void>;
+}
+
 /** A fresh database for one suite: an empty SQLite folder, or a new PostgreSQL schema dropped afterwards. */
-export async function freshDatabase(): Promise<{ env: Record<string, string>; drop(): Promise<void> }> {
+export async function freshDatabase(): Promise<TestDatabase> {
   if (!ON_POSTGRES) {
     const dir = mkdtempSync(join(tmpdir(), 'leads-e2e-'));
     return { env: { DATA_DIR: dir }, drop: async () => rmSync(dir, { recursive: true, force: true }) };
@@ -45,9 +50,12 @@ export async function freshDatabase(): Promise<{ env: Record<string, string>; dr
   };
 }
 
-/** Boots the real AppModule through the same createApp() as production, with quiet logs and a fresh database. */
-export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
-  const database = await freshDatabase();
+/**
+ * Boots the real AppModule through the same createApp() as production, with quiet logs and a fresh database, or on
+ * a given database shared with other instances (then the caller drops it).
+ */
+export async function startTestApp(env: Record<string, string> = {}, shared?: TestDatabase): Promise<TestApp> {
+  const database = shared ?? (await freshDatabase());
   const config = loadConfig({ LOG_LEVEL: 'silent', PUBLIC_BASE_URL: 'http://leads.test', ...database.env, ...env });
   const app = await createApp(config);
   await app.init();
@@ -59,7 +67,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     dataSource,
     close: async () => {
       await app.close();
-      await database.drop();
+      if (!shared) await database.drop();
     },
   };
 }
