@@ -1,6 +1,6 @@
 import { DynamicModule, MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
-import { APP_FILTER } from '@nestjs/core';
-import { AuthModule } from './auth/auth.module.js';
+import { APP_FILTER, APP_GUARD } from '@nestjs/core';
+import { BearerGuard } from './auth/bearer.guard.js';
 import { AppConfig } from './config/config.js';
 import { ConfigModule } from './config/config.module.js';
 import { DatabaseModule } from './database/database.module.js';
@@ -13,8 +13,11 @@ import { LoggingModule } from './logging/logging.module.js';
 import { MetaModule } from './meta/meta.module.js';
 import { OAuthModule } from './oauth/oauth.module.js';
 import { ProblemFilter } from './problem/problem.filter.js';
+import { RateLimitGuard } from './rate-limit/rate-limit.guard.js';
+import { RateLimitModule } from './rate-limit/rate-limit.module.js';
 import { SandboxModule } from './sandbox/sandbox.module.js';
 import { SiteModule } from './site/site.module.js';
+import { DeprecationMiddleware } from './versioning/deprecation.middleware.js';
 
 @Module({})
 export class AppModule implements NestModule {
@@ -25,6 +28,7 @@ export class AppModule implements NestModule {
         ConfigModule.forRoot(config),
         LoggingModule.forRoot(config),
         DatabaseModule.forRoot(config),
+        RateLimitModule.forRoot(config),
         SiteModule,
         DocsModule,
         MetaModule,
@@ -33,13 +37,17 @@ export class AppModule implements NestModule {
         OAuthModule,
         IdentityModule,
         DiscoveryModule,
-        AuthModule,
       ],
-      providers: [{ provide: APP_FILTER, useClass: ProblemFilter }],
+      providers: [
+        { provide: APP_FILTER, useClass: ProblemFilter },
+        // In this order: who is calling decides which rate-limit tier applies.
+        { provide: APP_GUARD, useClass: BearerGuard },
+        { provide: APP_GUARD, useClass: RateLimitGuard },
+      ],
     };
   }
 
   configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(RawBodyMiddleware).forRoutes('{*path}');
+    consumer.apply(DeprecationMiddleware, RawBodyMiddleware).forRoutes('{*path}');
   }
 }

@@ -613,8 +613,18 @@ describe('bad input (standards §4) on the lead and sandbox endpoints', () => {
       expect(await normalised(LEAD, lead)).toEqual(sandbox.body.lead);
     });
 
-    it.todo('bad Authorization (Bearer with no token, Basic, two headers) → 401 invalid_token: no bearer support in this build yet');
-    it.todo('flood beyond quota → 429 rate_limited with Retry-After and RateLimit: no rate limiter in this build yet');
+    it.each([
+      ['Bearer with no token', ['Bearer']],
+      ['Basic credentials', ['Basic YWxhZGRpbjpvcGVuc2VzYW1l']],
+      ['two Authorization headers', ['Bearer a.b.c', 'Bearer d.e.f']],
+      ['a token with a character outside b64token', ['Bearer abc def']],
+      ['a bearer token that is not a JWT', ['Bearer not-a-token']],
+    ])('answers 401 invalid_token with the Bearer challenge for %s (decisions §6), storing nothing', async (_name, values) => {
+      // superagent sends an array value as one header line per element.
+      const res = await rejects(() => send(LEAD, JSON.stringify(VALID), { ...JSON_TYPE, Authorization: values as unknown as string }), 401, 'invalid_token');
+      expect(res.headers['www-authenticate']).toBe('Bearer error="invalid_token", resource_metadata="http://leads.test/.well-known/oauth-protected-resource"');
+    });
+    // Flooding beyond the quota (429 rate_limited with Retry-After) is covered by test/rate-limits.e2e-spec.ts.
   });
 
   describe('routing', () => {

@@ -28,6 +28,10 @@ export interface AppConfig {
   trustProxy: false | number | string[];
   rateLimitAnonymous: RateLimitQuota;
   rateLimitAgent: RateLimitQuota;
+  /** Per-IP quota of agent registrations, so that nobody mints unlimited identities. */
+  rateLimitRegistration: RateLimitQuota;
+  /** Per-IP quota of the token and revocation endpoints. */
+  rateLimitToken: RateLimitQuota;
   apiDeprecations: ApiDeprecation[];
   version: string;
 }
@@ -61,6 +65,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
     trustProxy: parseTrustProxy(value('TRUST_PROXY')),
     rateLimitAnonymous: parseQuota('RATE_LIMIT_ANONYMOUS', value('RATE_LIMIT_ANONYMOUS') ?? '60/60s'),
     rateLimitAgent: parseQuota('RATE_LIMIT_AGENT', value('RATE_LIMIT_AGENT') ?? '600/60s'),
+    rateLimitRegistration: parseQuota('RATE_LIMIT_REGISTRATION', value('RATE_LIMIT_REGISTRATION') ?? '20/3600s'),
+    rateLimitToken: parseQuota('RATE_LIMIT_TOKEN', value('RATE_LIMIT_TOKEN') ?? '60/60s'),
     apiDeprecations: parseDeprecations(value('API_DEPRECATIONS')),
     version: packageVersion(),
   });

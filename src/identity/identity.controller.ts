@@ -1,8 +1,10 @@
 import { Controller, Header, HttpCode, Post } from '@nestjs/common';
 import { JsonBody } from '../http/json-body.js';
+import { RateLimit } from '../rate-limit/rate-limit.guard.js';
 import { IdentityResponse, IdentityService } from './identity.service.js';
 
 @Controller('api/v1/agent')
+@RateLimit('registration')
 export class IdentityController {
   constructor(private readonly identity: IdentityService) {}
 

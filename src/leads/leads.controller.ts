@@ -1,12 +1,14 @@
 import { Controller, HttpCode, Post } from '@nestjs/common';
 import { OptionalBearer } from '../auth/bearer.guard.js';
 import { Caller, CurrentCaller } from '../http/caller.js';
+import { RateLimit } from '../rate-limit/rate-limit.guard.js';
 import { JsonBody } from '../http/json-body.js';
 import { IdempotencyKeyHeader } from './idempotency-key.header.js';
 import { LeadReceipt, LeadsService } from './leads.service.js';
 
 @Controller('api/v1')
 @OptionalBearer()
+@RateLimit('api')
 export class LeadsController {
   constructor(private readonly leads: LeadsService) {}
 

@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { AppError } from '../problem/app-error.js';
+import { RateLimitStore } from '../rate-limit/rate-limit.store.js';
 
 export type CheckState = 'up' | 'down';
 
@@ -21,11 +22,17 @@ export class HealthService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly rateLimits: RateLimitStore,
   ) {}
 
+  /** The database is required; Redis, when configured, is not: without it limits are per instance and health is degraded. */
   async report(): Promise<HealthReport> {
     const database = await this.probe(() => this.dataSource.query('SELECT 1'));
-    return { status: database === 'up' ? 'ok' : 'degraded', version: this.config.version, checks: { database } };
+    const checks: HealthReport['checks'] = { database };
+    const redis = this.rateLimits.redisState();
+    if (redis) checks.redis = redis;
+    const status = Object.values(checks).every((state) => state === 'up') ? 'ok' : 'degraded';
+    return { status, version: this.config.version, checks };
   }
 
   /** GET /health: 200 with the report, or 503 (a problem carrying the report) when a required dependency is down. */

@@ -1,5 +1,6 @@
 import { Controller, Get, Header } from '@nestjs/common';
 import { OptionalBearer } from '../auth/bearer.guard.js';
+import { RateLimit } from '../rate-limit/rate-limit.guard.js';
 import { SiteInfo, SiteService } from '../site/site.service.js';
 import { HealthReport, HealthService } from './health.service.js';
 
@@ -18,6 +19,7 @@ export class MetaController {
 
   @Get('info')
   @OptionalBearer()
+  @RateLimit('api')
   @Header('Cache-Control', 'public, max-age=300')
   info(): SiteInfo {
     return this.site.getInfo();

@@ -69,6 +69,8 @@ export class KeyStore implements OnModuleInit {
   /** The public key for a token's kid, only if it belongs to the expected purpose and may still verify. */
   async verificationKey(purpose: KeyPurpose, kid: unknown): Promise<CryptoKey | undefined> {
     if (typeof kid !== 'string' || kid.length > 64) return undefined;
+    // A key deleted elsewhere (say, after a leak) must stop verifying here too, not only once this instance signs again.
+    if (Date.now() - this.loadedAt > RELOAD_INTERVAL_MS) await this.load();
     let key = this.keys.get(kid);
     if (!key && Date.now() - this.unknownKidReloadAt > UNKNOWN_KID_RELOAD_MS) {
       this.unknownKidReloadAt = Date.now();

@@ -1,9 +1,11 @@
 import { Controller, Header, HttpCode, Post, Req } from '@nestjs/common';
 import type { Request } from 'express';
 import { parseFormBody } from '../http/form-body.js';
+import { RateLimit } from '../rate-limit/rate-limit.guard.js';
 import { TokenResponse, TokenService } from './token.service.js';
 
 @Controller('oauth2')
+@RateLimit('token')
 export class OAuthController {
   constructor(private readonly tokens: TokenService) {}
 

@@ -67,13 +67,13 @@ export class TokenService {
       typ: ASSERTION_TYP,
       audience: [this.issuer, this.tokenEndpoint],
       requiredClaims: ['sub', 'exp', 'iat', 'jti'],
-      maxTokenAge: TOKEN_LIFETIMES.assertion + CLOCK_SKEW_SECONDS,
     });
     const registration = payload && (await this.activeRegistration(payload.sub));
     if (!registration) throw new AppError('invalid_grant', 'The assertion is not valid for this service.');
 
     const granted = registration.scopes.split(' ');
-    const requested = params.scope?.split(' ').filter(Boolean) ?? granted;
+    // Scope is a set (RFC 6749 §3.3): a name sent twice is granted once.
+    const requested = params.scope ? [...new Set(params.scope.split(' ').filter(Boolean))] : granted;
     if (!requested.length || requested.some((scope) => !granted.includes(scope))) {
       throw new AppError('invalid_scope', `Request a subset of: ${granted.join(' ')}.`);
     }
@@ -158,9 +158,18 @@ export class TokenService {
       const { payload } = await jwtVerify(
         token,
         async (header) => (await this.keys.verificationKey(purpose, header.kid)) ?? Promise.reject(new UnknownKey('unknown key')),
-        { ...options, issuer: this.issuer, algorithms: [KEY_ALGORITHMS[purpose]], clockTolerance: CLOCK_SKEW_SECONDS },
+        {
+          // Every token of ours was issued within its lifetime, never in the future (jose checks iat both ways).
+          maxTokenAge: TOKEN_LIFETIMES[purpose] + CLOCK_SKEW_SECONDS,
+          ...options,
+          issuer: this.issuer,
+          algorithms: [KEY_ALGORITHMS[purpose]],
+          clockTolerance: CLOCK_SKEW_SECONDS,
+        },
       );
-      return typeof payload.sub === 'string' && payload.sub ? payload : undefined;
+      // jose bounds iat, not exp: a token that claims to live longer than we ever issue (exp years ahead) is not ours.
+      const withinLifetime = typeof payload.exp === 'number' && payload.exp - payload.iat! <= TOKEN_LIFETIMES[purpose];
+      return typeof payload.sub === 'string' && payload.sub && withinLifetime ? payload : undefined;
     } catch (error) {
       if (error instanceof errors.JOSEError || error instanceof TypeError) return undefined;
       throw error;

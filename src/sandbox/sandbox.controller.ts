@@ -1,10 +1,12 @@
 import { Controller, HttpCode, Post } from '@nestjs/common';
 import { OptionalBearer } from '../auth/bearer.guard.js';
 import { JsonBody } from '../http/json-body.js';
+import { RateLimit } from '../rate-limit/rate-limit.guard.js';
 import { SandboxResult, SandboxService } from './sandbox.service.js';
 
 @Controller('api/v1')
 @OptionalBearer()
+@RateLimit('api')
 export class SandboxController {
   constructor(private readonly sandbox: SandboxService) {}
 

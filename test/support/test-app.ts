@@ -12,6 +12,14 @@ import { AppConfig, loadConfig } from '../../src/config/config.js';
 /** Which database this run of the e2e suites uses: the `e2e-postgres` jest project sets E2E_DATABASE=postgres. */
 export const ON_POSTGRES = process.env.E2E_DATABASE === 'postgres';
 
+/** Suites send hundreds of requests from one address; the rate-limit suite sets its own quotas. */
+const GENEROUS_LIMITS = {
+  RATE_LIMIT_ANONYMOUS: '1000000/60s',
+  RATE_LIMIT_AGENT: '1000000/60s',
+  RATE_LIMIT_REGISTRATION: '1000000/60s',
+  RATE_LIMIT_TOKEN: '1000000/60s',
+};
+
 export interface TestApp {
   app: NestExpressApplication;
   http: ReturnType<typeof request>;
@@ -56,7 +64,7 @@ export async function freshDatabase(): Promise<TestDatabase> {
  */
 export async function startTestApp(env: Record<string, string> = {}, shared?: TestDatabase): Promise<TestApp> {
   const database = shared ?? (await freshDatabase());
-  const config = loadConfig({ LOG_LEVEL: 'silent', PUBLIC_BASE_URL: 'http://leads.test', ...database.env, ...env });
+  const config = loadConfig({ LOG_LEVEL: 'silent', PUBLIC_BASE_URL: 'http://leads.test', ...GENEROUS_LIMITS, ...database.env, ...env });
   const app = await createApp(config);
   await app.init();
   const dataSource = app.get<DataSource>(getDataSourceToken());

@@ -1,0 +1,53 @@
+import { DynamicModule, Global, Module } from '@nestjs/common';
+import { ThrottlerModule } from '@nestjs/throttler';
+import type { Request } from 'express';
+import { principalOf } from '../auth/principal.js';
+import { AppConfig } from '../config/config.js';
+import { policies, PolicyName } from './rate-limit.policies.js';
+import { policyFor, rateLimitKey } from './rate-limit.guard.js';
+import { RateLimitStore } from './rate-limit.store.js';
+
+/** The store as an ordinary provider, so that Nest runs its lifecycle hooks (connect to Redis, and quit on shutdown). */
+@Module({ providers: [RateLimitStore], exports: [RateLimitStore] })
+class RateLimitStoreModule {}
+
+const clientIp = (req: Request) => req.ip ?? 'unknown';
+const TRACKERS: Record<PolicyName, (req: Request) => string> = {
+  anonymous: clientIp,
+  agent: (req) => {
+    const principal = principalOf(req);
+    return principal.kind === 'agent' ? principal.registrationId : 'unknown';
+  },
+  registration: clientIp,
+  token: clientIp,
+};
+
+@Global()
+@Module({})
+export class RateLimitModule {
+  static forRoot(config: AppConfig): DynamicModule {
+    return {
+      module: RateLimitModule,
+      imports: [
+        RateLimitStoreModule,
+        ThrottlerModule.forRootAsync({
+          imports: [RateLimitStoreModule],
+          inject: [RateLimitStore],
+          useFactory: (store: RateLimitStore) => ({
+            storage: store,
+            setHeaders: false,
+            generateKey: (_context, tracker, name) => rateLimitKey(name, tracker),
+            throttlers: Object.values(policies(config)).map((policy) => ({
+              name: policy.name,
+              limit: policy.limit,
+              ttl: policy.windowSeconds * 1000,
+              getTracker: (req: Record<string, unknown>) => TRACKERS[policy.name](req as unknown as Request),
+              skipIf: (context) => policyFor(context, context.switchToHttp().getRequest<Request>()) !== policy.name,
+            })),
+          }),
+        }),
+      ],
+      exports: [RateLimitStoreModule],
+    };
+  }
+}

@@ -1,0 +1,19 @@
+import { AppConfig, RateLimitQuota } from '../config/config.js';
+
+/** What a route is limited by: the caller's tier (anonymous or agent), or its own per-IP policy. */
+export type RouteLimit = 'api' | 'registration' | 'token';
+export type PolicyName = 'anonymous' | 'agent' | 'registration' | 'token';
+
+export interface Policy extends RateLimitQuota {
+  name: PolicyName;
+}
+
+/** The tiers by bearer presence, and the per-IP policies of registration and token endpoints (decisions §8). */
+export function policies(config: AppConfig): Record<PolicyName, Policy> {
+  return {
+    anonymous: { name: 'anonymous', ...config.rateLimitAnonymous },
+    agent: { name: 'agent', ...config.rateLimitAgent },
+    registration: { name: 'registration', ...config.rateLimitRegistration },
+    token: { name: 'token', ...config.rateLimitToken },
+  };
+}

@@ -1,0 +1,122 @@
+import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import type { ThrottlerStorage } from '@nestjs/throttler';
+
+/** What ThrottlerStorage.increment returns (the package does not export the type by name). */
+type ThrottlerStorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
+import { Redis } from 'ioredis';
+import { AppConfig } from '../config/config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+import { safeError } from '../problem/problem.filter.js';
+
+/** One fixed window per key: INCR, and start the window's expiry on the first hit; atomic in Redis. */
+const INCREMENT_SCRIPT = `
+local hits = redis.call('INCR', KEYS[1])
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+  ttl = tonumber(ARGV[1])
+end
+return {hits, ttl}`;
+
+const KEY_PREFIX = 'leads:ratelimit:';
+const SWEEP_INTERVAL_MS = 30_000;
+
+interface Window {
+  hits: number;
+  resetAt: number;
+}
+
+/**
+ * Rate-limit counters: in this process, or in Redis (REDIS_URL) so that every instance shares one quota. When Redis
+ * cannot answer, counting goes on in memory (per instance) and health says degraded; when Redis is back, it is used
+ * again by itself. `timeToExpire` is in milliseconds.
+ */
+@Injectable()
+export class RateLimitStore implements ThrottlerStorage, OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger('RateLimit');
+  private readonly windows = new Map<string, Window>();
+  private readonly sweeper = setInterval(() => this.sweep(), SWEEP_INTERVAL_MS).unref();
+  private redis?: Redis;
+  private redisUp = false;
+  private connectedOnce = false;
+
+  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+
+  /**
+   * Connects once the application's logger is in place, so that every state change is a structured log line.
+   * Nest calls the hooks once per module that imports the store, hence the guard.
+   */
+  onModuleInit(): void {
+    if (!this.config.redisUrl || this.redis) return;
+    const redis = new Redis(this.config.redisUrl, {
+      // Fail fast instead of queueing: a request must never wait on a Redis that is gone.
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      commandTimeout: 250,
+      connectTimeout: 1000,
+      retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
+    });
+    redis.defineCommand('rateLimitIncrement', { numberOfKeys: 1, lua: INCREMENT_SCRIPT });
+    redis.on('ready', () => this.markRedis(true));
+    redis.on('error', () => undefined); // state changes are logged by markRedis; ioredis reconnects by itself
+    redis.on('end', () => this.redis === redis && this.markRedis(false)); // not when we quit at shutdown
+    this.redis = redis;
+  }
+
+  /** 'up' or 'down' when Redis is configured; undefined when counters live in memory by design. */
+  redisState(): 'up' | 'down' | undefined {
+    if (!this.redis) return undefined;
+    return this.redisUp && this.redis.status === 'ready' ? 'up' : 'down';
+  }
+
+  async increment(key: string, ttl: number): Promise<ThrottlerStorageRecord> {
+    if (this.redis && this.redis.status === 'ready') {
+      try {
+        const [hits, remaining] = (await (this.redis as Redis & { rateLimitIncrement(key: string, ttl: number): Promise<[number, number]> }).rateLimitIncrement(
+          KEY_PREFIX + key,
+          ttl,
+        )) as [number, number];
+        this.markRedis(true);
+        return { totalHits: hits, timeToExpire: remaining, isBlocked: false, timeToBlockExpire: 0 };
+      } catch (error) {
+        this.markRedis(false, error);
+      }
+    } else if (this.redis) {
+      this.markRedis(false);
+    }
+    return this.incrementInMemory(key, ttl);
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    clearInterval(this.sweeper);
+    const redis = this.redis;
+    this.redis = undefined;
+    if (redis) await redis.quit().catch(() => redis.disconnect());
+  }
+
+  private incrementInMemory(key: string, ttl: number): ThrottlerStorageRecord {
+    const now = Date.now();
+    let window = this.windows.get(key);
+    if (!window || window.resetAt <= now) {
+      window = { hits: 0, resetAt: now + ttl };
+      this.windows.set(key, window);
+    }
+    window.hits++;
+    return { totalHits: window.hits, timeToExpire: window.resetAt - now, isBlocked: false, timeToBlockExpire: 0 };
+  }
+
+  private markRedis(up: boolean, error?: unknown): void {
+    if (up === this.redisUp) return;
+    this.redisUp = up;
+    if (up && !this.connectedOnce) {
+      this.connectedOnce = true;
+      this.logger.log('Redis connected: rate limits are shared across instances');
+    } else if (up) this.logger.log('Redis is back: rate limits are shared across instances again');
+    else this.logger.warn({ err: error ? safeError(error) : undefined }, 'Redis unavailable: rate limits fall back to this instance');
+  }
+
+  private sweep(): void {
+    const now = Date.now();
+    for (const [key, window] of this.windows) if (window.resetAt <= now) this.windows.delete(key);
+  }
+}
