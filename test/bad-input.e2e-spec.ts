@@ -1,9 +1,9 @@
 import type { Server } from 'node:http';
-import { connect, type AddressInfo } from 'node:net';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import type { Response } from 'supertest';
 import { contractSchema, expectContract } from './support/contract.js';
+import { rawRequest as rawRequestTo, RawResponse } from './support/raw-http.js';
 import { countLeads, ON_POSTGRES, startTestApp, TestApp } from './support/test-app.js';
 
 /**
@@ -660,31 +660,7 @@ describe('bad input (standards §4) on the lead and sandbox endpoints', () => {
   });
 
   describe('HTTP framing that Node rejects before the app (raw sockets)', () => {
-    interface RawResponse {
-      status: number;
-      headers: Record<string, string>;
-      body: string;
-    }
-
-    /** Writes `request` byte for byte and reads until the server closes the connection. */
-    function rawRequest(request: string): Promise<RawResponse> {
-      const { port } = server.address() as AddressInfo;
-      return new Promise((resolve, reject) => {
-        const socket = connect(port, '127.0.0.1');
-        const chunks: Buffer[] = [];
-        socket.setTimeout(10_000, () => socket.destroy(new Error('no answer within 10 s')));
-        socket.on('data', (chunk) => chunks.push(chunk));
-        socket.on('error', reject);
-        socket.on('close', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          const [head, ...rest] = text.split('\r\n\r\n');
-          const [statusLine, ...lines] = head.split('\r\n');
-          const headers = Object.fromEntries(lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
-          resolve({ status: Number(statusLine.split(' ')[1]), headers, body: rest.join('\r\n\r\n') });
-        });
-        socket.write(request);
-      });
-    }
+    const rawRequest = (request: string) => rawRequestTo(server, request);
 
     /**
      * Node answers these before routing, so the app cannot know the operation; the body is checked against the

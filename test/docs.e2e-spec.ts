@@ -7,8 +7,6 @@ import { startTestApp, TestApp } from './support/test-app.js';
 const BASE = 'http://leads.test';
 const HTML = 'text/html; charset=utf-8';
 const CODES = Object.keys(ERROR_CATALOG) as ErrorCode[];
-/** Plenty for one suite, so that a rate limiter (decisions §8) never turns an assertion into a 429. */
-const QUIET = { RATE_LIMIT_ANONYMOUS: '10000/60s' };
 
 /** Every src= and href= value in an HTML document. */
 function references(html: string): string[] {
@@ -28,7 +26,7 @@ const CONTENT_TYPES: Record<string, string> = {
 describe('docs', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await startTestApp(QUIET);
+    t = await startTestApp();
   });
   afterAll(() => t.close());
 

@@ -7,8 +7,6 @@ import { startTestApp, TestApp } from './support/test-app.js';
 const VERSION: string = JSON.parse(readFileSync('package.json', 'utf8')).version;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const LEAD = { nome: 'Maria da Silva', email: 'maria@empresa.com.br' };
-/** Plenty for one suite, so that a rate limiter (decisions §8) never turns an assertion into a 429. */
-const QUIET = { RATE_LIMIT_ANONYMOUS: '10000/60s' };
 
 /**
  * A CORS preflight is not an operation of the contract (OpenAPI does not describe OPTIONS handled by CORS), so
@@ -22,7 +20,7 @@ function expectPreflightOutsideContract(res: Response): Response {
 describe('meta: health, info, CORS, security headers, request ids', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await startTestApp(QUIET);
+    t = await startTestApp();
   });
   afterAll(() => t.close());
 
@@ -218,7 +216,7 @@ describe('meta: health, info, CORS, security headers, request ids', () => {
 describe('CORS with CORS_ORIGINS set to a list', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await startTestApp({ ...QUIET, CORS_ORIGINS: 'https://cliente.example, https://parceiro.example' });
+    t = await startTestApp({ CORS_ORIGINS: 'https://cliente.example, https://parceiro.example' });
   });
   afterAll(() => t.close());
 
@@ -258,7 +256,7 @@ describe('CORS with CORS_ORIGINS set to a list', () => {
 describe('with the database down', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await startTestApp(QUIET);
+    t = await startTestApp();
     await t.dataSource.destroy();
   });
   afterAll(() => t.close());

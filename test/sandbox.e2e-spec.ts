@@ -2,8 +2,6 @@ import type { Response } from 'supertest';
 import { expectContract } from './support/contract.js';
 import { countLeads, startTestApp, TestApp } from './support/test-app.js';
 
-/** Plenty for one suite, so that a rate limiter (decisions §8) never turns an assertion into a 429. */
-const QUIET = { RATE_LIMIT_ANONYMOUS: '10000/60s' };
 
 const LEAD = {
   nome: '  Maria    da\u00a0 Silva ',
@@ -30,7 +28,7 @@ async function countRows(t: TestApp): Promise<{ leads: number; keys: number }> {
 describe('POST /api/v1/sandbox', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await startTestApp(QUIET);
+    t = await startTestApp();
   });
   afterAll(() => t.close());
 

@@ -1,6 +1,6 @@
 import { createPrivateKey, createPublicKey, randomUUID, sign as cryptoSign, type JsonWebKey, type KeyObject } from 'node:crypto';
 import { createServer, type Server as HttpServer } from 'node:http';
-import { connect, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import {
   CompactEncrypt,
   type CryptoKey,
@@ -19,6 +19,7 @@ import type { Response } from 'supertest';
 import { KeyStore } from '../src/oauth/key-store.service.js';
 import { SigningKey } from '../src/oauth/signing-key.entity.js';
 import { contractSchema, expectContract } from './support/contract.js';
+import { rawRequest as rawRequestTo } from './support/raw-http.js';
 import { countLeads, startTestApp, TestApp } from './support/test-app.js';
 
 /**
@@ -485,23 +486,7 @@ describe('revocation (#15)', () => {
   });
 });
 
-function rawRequest(request: string): Promise<{ status: number; headers: Record<string, string>; body: string }> {
-  const { port } = t.app.getHttpServer().address() as AddressInfo;
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1');
-    const chunks: Buffer[] = [];
-    socket.setTimeout(10_000, () => socket.destroy(new Error('no answer within 10 s')));
-    socket.on('data', (chunk) => chunks.push(chunk));
-    socket.on('error', reject);
-    socket.on('close', () => {
-      const [head, ...rest] = Buffer.concat(chunks).toString('utf8').split('\r\n\r\n');
-      const [statusLine, ...lines] = head.split('\r\n');
-      const headers = Object.fromEntries(lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
-      resolve({ status: Number(statusLine.split(' ')[1]), headers, body: rest.join('\r\n\r\n') });
-    });
-    socket.write(request);
-  });
-}
+const rawRequest = (request: string) => rawRequestTo(t.app.getHttpServer(), request);
 
 describe('key rotation and removal (#15)', () => {
   let r: TestApp;
