@@ -7,6 +7,7 @@ import { DatabaseModule } from './database/database.module.js';
 import { DiscoveryModule } from './discovery/discovery.module.js';
 import { DocsModule } from './docs/docs.module.js';
 import { RawBodyMiddleware } from './http/raw-body.middleware.js';
+import { GraphqlModule } from './graphql/graphql.module.js';
 import { IdentityModule } from './identity/identity.module.js';
 import { LeadsModule } from './leads/leads.module.js';
 import { LoggingModule } from './logging/logging.module.js';
@@ -37,6 +38,7 @@ export class AppModule implements NestModule {
         OAuthModule,
         IdentityModule,
         DiscoveryModule,
+        GraphqlModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: ProblemFilter },

@@ -628,6 +628,13 @@ describe('bad input (standards §4) on the lead and sandbox endpoints', () => {
   });
 
   describe('routing', () => {
+    it.each(['/api/v1/%ZZ', '/api/v1/lead%ZZ', '/docs/%E0%A4%A'])('answers a malformed percent-encoding in %s with 400 bad_request', async (path) => {
+      const res = await t.http.post(path).set(JSON_TYPE).send(JSON.stringify(VALID)).then(expectContract);
+      expect(res.status).toBe(400);
+      expect(res.body).toMatchObject({ code: 'bad_request', status: 400 });
+      expect(res.body.detail).toMatch(/percent-encoding/);
+    });
+
     it.each([
       ['get', LEAD],
       ['put', LEAD],

@@ -114,6 +114,13 @@ describe('POST /api/v1/lead', () => {
       expect(b.body.id).not.toBe(a.body.id);
     });
 
+    it('keys callers by a real address: a forwarded value that is not an IP cannot break the store', async () => {
+      const res = await post(LEAD, { 'Idempotency-Key': 'k-long-ip', 'X-Forwarded-For': 'x'.repeat(400) });
+      expect(res.status).toBe(201);
+      const [row] = await t.dataSource.query(`SELECT scope FROM idempotency_keys WHERE key = 'k-long-ip'`);
+      expect(row.scope).toMatch(/^ip:(::ffff:)?127\.0\.0\.1$|^ip:::1$/);
+    });
+
     it('forgets keys after 24 hours', async () => {
       const first = await post(LEAD, { 'Idempotency-Key': 'k-expired', 'X-Forwarded-For': '10.0.0.3' });
       await t.dataSource.query(

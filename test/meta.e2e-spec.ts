@@ -68,7 +68,8 @@ describe('meta: health, info, CORS, security headers, request ids', () => {
       const res = await t.http.get('/api/v1/info').then(expectContract);
       expect(res.status).toBe(200);
       expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
-      expect(res.headers['cache-control']).toBe('public, max-age=300');
+      // private: the answer carries this caller's RateLimit fields.
+      expect(res.headers['cache-control']).toBe('private, max-age=300');
       expect(res.body).toEqual(expectedInfo);
       expect(Object.keys(res.body).sort()).toEqual(['address', 'brand', 'company', 'links', 'phone', 'trial']);
       expect(res.body).toMatchObject({
@@ -97,7 +98,7 @@ describe('meta: health, info, CORS, security headers, request ids', () => {
       const head = await t.http.head('/api/v1/info').then(expectContract);
       expect(head.status).toBe(200);
       expect(head.headers['content-type']).toBe('application/json; charset=utf-8');
-      expect(head.headers['cache-control']).toBe('public, max-age=300');
+      expect(head.headers['cache-control']).toBe('private, max-age=300');
       expect(head.headers['content-length']).toBe(get.headers['content-length']);
       expect(head.text ?? '').toBe('');
     });

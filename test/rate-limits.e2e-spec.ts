@@ -117,6 +117,13 @@ describe('rate limits', () => {
     }
   });
 
+  it('with TRUST_PROXY=1 keys the caller by the right-most forwarded address, whatever the client prepends', async () => {
+    const real = clientIp();
+    const statuses = [];
+    for (let i = 0; i < 4; i++) statuses.push((await lead(`${clientIp()}, ${real}`)).status);
+    expect(statuses).toEqual([201, 201, 201, 429]);
+  });
+
   it('trusts X-Forwarded-For only as far as TRUST_PROXY says', async () => {
     const direct = await startTestApp({ RATE_LIMIT_ANONYMOUS: '3/60s' });
     try {
@@ -172,7 +179,7 @@ describe('deprecation headers', () => {
       const sandbox = await t.http.post('/api/v1/sandbox').send(LEAD).then(expectContract);
       expect(sandbox.headers['deprecation']).toBe(`@${Date.parse('2026-06-01T12:00:00Z') / 1000}`);
       expect(sandbox.headers['sunset']).toBeUndefined();
-      expect(sandbox.headers['link']).toBe('<https://example.com/v2>; rel="deprecation"; type="text/html"');
+      expect(sandbox.headers['link']).toBe('<http://leads.test/docs/api-versioning>; rel="deprecation"; type="text/html", <https://example.com/v2>; rel="deprecation"');
       const lead = await t.http.post('/api/v1/lead').send(LEAD).then(expectContract);
       expect(lead.headers['deprecation']).toBeUndefined();
     } finally {

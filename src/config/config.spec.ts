@@ -40,6 +40,8 @@ describe('loadConfig', () => {
         trustProxy: false,
         rateLimitAnonymous: { limit: 60, windowSeconds: 60 },
         rateLimitAgent: { limit: 600, windowSeconds: 60 },
+        rateLimitRegistration: { limit: 20, windowSeconds: 3600 },
+        rateLimitToken: { limit: 60, windowSeconds: 60 },
         apiDeprecations: [],
         version: (JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version,
       });
@@ -47,7 +49,7 @@ describe('loadConfig', () => {
 
     it('treats empty and whitespace-only values as unset', () => {
       const blank = Object.fromEntries(
-        ['PORT', 'PUBLIC_BASE_URL', 'DATA_DIR', 'DATABASE_URL', 'REDIS_URL', 'LOG_LEVEL', 'CORS_ORIGINS', 'TRUST_PROXY', 'RATE_LIMIT_ANONYMOUS', 'RATE_LIMIT_AGENT', 'API_DEPRECATIONS'].map(
+        ['PORT', 'PUBLIC_BASE_URL', 'DATA_DIR', 'DATABASE_URL', 'REDIS_URL', 'LOG_LEVEL', 'CORS_ORIGINS', 'TRUST_PROXY', 'RATE_LIMIT_ANONYMOUS', 'RATE_LIMIT_AGENT', 'RATE_LIMIT_REGISTRATION', 'RATE_LIMIT_TOKEN', 'API_DEPRECATIONS'].map(
           (name, i) => [name, i % 2 ? '' : '  \t'],
         ),
       );
@@ -83,8 +85,10 @@ describe('loadConfig', () => {
       [{ TRUST_PROXY: '0' }, { trustProxy: 0 }],
       [{ TRUST_PROXY: '2' }, { trustProxy: 2 }],
       [{ TRUST_PROXY: 'loopback, 10.0.0.0/8, fd00::/8' }, { trustProxy: ['loopback', '10.0.0.0/8', 'fd00::/8'] }],
-      [{ RATE_LIMIT_ANONYMOUS: '100/30s' }, { rateLimitAnonymous: { limit: 100, windowSeconds: 30 } }],
-      [{ RATE_LIMIT_AGENT: '5000/3600s' }, { rateLimitAgent: { limit: 5000, windowSeconds: 3600 } }],
+      [{ RATE_LIMIT_ANONYMOUS: '100/30s', RATE_LIMIT_AGENT: '1000/30s' }, { rateLimitAnonymous: { limit: 100, windowSeconds: 30 } }],
+      [{ RATE_LIMIT_AGENT: '36000/3600s' }, { rateLimitAgent: { limit: 36000, windowSeconds: 3600 } }],
+      [{ RATE_LIMIT_REGISTRATION: '5/60s' }, { rateLimitRegistration: { limit: 5, windowSeconds: 60 } }],
+      [{ RATE_LIMIT_TOKEN: '100/10s' }, { rateLimitToken: { limit: 100, windowSeconds: 10 } }],
     ] as [Env, object][])('%j', (env, expected) => {
       expect(loadConfig(env)).toMatchObject(expected);
     });
@@ -165,13 +169,23 @@ describe('loadConfig', () => {
       expectRefused('TRUST_PROXY', value);
     });
 
-    it.each(['RATE_LIMIT_ANONYMOUS', 'RATE_LIMIT_AGENT'])('%s refuses anything but <count>/<seconds>s with both at least 1', (variable) => {
-      for (const value of ['60', '60/60', '60/s', '/60s', '0/60s', '60/0s', '-1/60s', '60 / 60s', '60/60m', '1.5/60s', 'abc']) {
-        const error = expectRefused(variable, value);
-        expect(error.message).toContain('60/60s');
-        const other = variable === 'RATE_LIMIT_AGENT' ? 'RATE_LIMIT_ANONYMOUS' : 'RATE_LIMIT_AGENT';
-        expect(error.message).not.toContain(other);
-      }
+    it.each(['RATE_LIMIT_ANONYMOUS', 'RATE_LIMIT_AGENT', 'RATE_LIMIT_REGISTRATION', 'RATE_LIMIT_TOKEN'])(
+      '%s refuses anything but <count>/<seconds>s with both at least 1',
+      (variable) => {
+        for (const value of ['60', '60/60', '60/s', '/60s', '0/60s', '60/0s', '-1/60s', '60 / 60s', '60/60m', '1.5/60s', 'abc']) {
+          const error = expectRefused(variable, value);
+          expect(error.message).toContain('60/60s');
+          expect(error.message.match(/RATE_LIMIT_\w+/g)).toEqual([variable]);
+        }
+      },
+    );
+
+    it('refuses an agent quota below ten times the anonymous one (decisions §8), naming RATE_LIMIT_AGENT', () => {
+      const error = expectRefused('RATE_LIMIT_AGENT', '100/60s', { RATE_LIMIT_ANONYMOUS: '60/60s' });
+      expect(error.message).toContain('10');
+      expect(() => loadConfig({ RATE_LIMIT_ANONYMOUS: '60/60s', RATE_LIMIT_AGENT: '600/60s' })).not.toThrow();
+      expect(() => loadConfig({ RATE_LIMIT_ANONYMOUS: '1/1s', RATE_LIMIT_AGENT: '600/60s' })).not.toThrow();
+      expect(() => loadConfig({ RATE_LIMIT_ANONYMOUS: '2/1s', RATE_LIMIT_AGENT: '600/60s' })).toThrow(/RATE_LIMIT_AGENT/);
     });
 
     describe('API_DEPRECATIONS', () => {

@@ -54,6 +54,12 @@ export function loadConfig(env: Env = process.env): AppConfig {
     return raw ? raw : undefined;
   };
   const port = parsePort(value('PORT'));
+  const rateLimitAnonymous = parseQuota('RATE_LIMIT_ANONYMOUS', value('RATE_LIMIT_ANONYMOUS') ?? '60/60s');
+  const rateLimitAgent = parseQuota('RATE_LIMIT_AGENT', value('RATE_LIMIT_AGENT') ?? '600/60s');
+  // decisions §8: a token must be worth having.
+  if (rateLimitAgent.limit / rateLimitAgent.windowSeconds < (10 * rateLimitAnonymous.limit) / rateLimitAnonymous.windowSeconds) {
+    throw new ConfigError('RATE_LIMIT_AGENT', 'must allow at least 10 times the rate of RATE_LIMIT_ANONYMOUS');
+  }
   return Object.freeze({
     port,
     publicBaseUrl: parseBaseUrl(value('PUBLIC_BASE_URL') ?? `http://localhost:${port || 3000}`),
@@ -63,8 +69,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
     logLevel: parseLogLevel(value('LOG_LEVEL')),
     corsOrigins: parseCorsOrigins(value('CORS_ORIGINS')),
     trustProxy: parseTrustProxy(value('TRUST_PROXY')),
-    rateLimitAnonymous: parseQuota('RATE_LIMIT_ANONYMOUS', value('RATE_LIMIT_ANONYMOUS') ?? '60/60s'),
-    rateLimitAgent: parseQuota('RATE_LIMIT_AGENT', value('RATE_LIMIT_AGENT') ?? '600/60s'),
+    rateLimitAnonymous,
+    rateLimitAgent,
     rateLimitRegistration: parseQuota('RATE_LIMIT_REGISTRATION', value('RATE_LIMIT_REGISTRATION') ?? '20/3600s'),
     rateLimitToken: parseQuota('RATE_LIMIT_TOKEN', value('RATE_LIMIT_TOKEN') ?? '60/60s'),
     apiDeprecations: parseDeprecations(value('API_DEPRECATIONS')),

@@ -3,6 +3,7 @@ import type { Response } from 'express';
 import { AppError } from '../problem/app-error.js';
 import { CatalogListing, DocsService } from './docs.service.js';
 import { OpenApiService } from './openapi.service.js';
+import { GRAPHQL_SCHEMA } from '../graphql/graphql-explorer.js';
 import { DOCS_ASSETS, SWAGGER_UI_HTML } from './swagger-ui.js';
 
 const PAGE_CACHE = 'public, max-age=300';
@@ -59,6 +60,15 @@ export class DocsController {
     const wantsJson = res.req.accepts(['text/html', 'application/json']) === 'application/json' && accept !== undefined;
     res.type(wantsJson ? 'application/json; charset=utf-8' : 'text/html; charset=utf-8');
     return wantsJson ? this.docs.errorCatalog() : this.docs.get('errors').html;
+  }
+
+  /** The GraphQL contract, as committed. Declared before :slug, which would otherwise take the path. */
+  @Get('schema.graphql')
+  @Header('Content-Type', 'text/plain; charset=utf-8')
+  @Header('Cache-Control', PAGE_CACHE)
+  @Header('Access-Control-Allow-Origin', '*')
+  graphqlSchema(): string {
+    return GRAPHQL_SCHEMA;
   }
 
   @Get(':slug')

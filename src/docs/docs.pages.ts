@@ -172,7 +172,7 @@ The root documents (\`/.well-known/*\`, \`/oauth2/*\`, \`/mcp\`) follow their ow
 ## How long a deprecated version lives
 
 A version or endpoint is announced as deprecated at least **6 months** before it is switched off (its sunset).
-During that time it keeps working unchanged. After the sunset it answers \`404 not_found\` or \`410\`.
+During that time it keeps working unchanged; after the sunset it may be removed.
 
 ## How clients are told
 

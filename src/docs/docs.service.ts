@@ -40,14 +40,21 @@ export class DocsService {
     });
   }
 
-  list(): DocPage[] {
-    return this.pages;
-  }
-
   get(slug: string): DocPage {
-    const page = this.pages.find((p) => p.slug === slug);
+    const page = this.find(slug);
     if (!page) throw new AppError('not_found', `There is no documentation page "${slug}".`);
     return page;
+  }
+
+  find(slug: string): DocPage | undefined {
+    return this.pages.find((p) => p.slug === slug);
+  }
+
+  /** Pages whose title, summary or text contains the search text, case-insensitively; all pages without one. */
+  search(text?: string | null): DocPage[] {
+    const needle = text?.trim().toLocaleLowerCase();
+    if (!needle) return this.pages;
+    return this.pages.filter((p) => [p.title, p.summary, p.markdown].some((field) => field.toLocaleLowerCase().includes(needle)));
   }
 
   errorCatalog(): CatalogListing {

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import swaggerUiDistPath from 'swagger-ui-dist/absolute-path.js';
+import { GRAPHQL_EXPLORER_JS } from '../graphql/graphql-explorer.js';
 import { DOCS_CSS } from './docs-layout.js';
 
 /** Swagger UI from swagger-ui-dist, loading nothing from another host. The init script is a file, so CSP needs no inline script. */
@@ -49,4 +50,5 @@ export const DOCS_ASSETS: Record<string, DocsAsset> = {
   'favicon-16x16.png': { type: 'image/png', content: dist('favicon-16x16.png') },
   'swagger-init.js': { type: 'text/javascript; charset=utf-8', content: Buffer.from(SWAGGER_INIT_JS) },
   'docs.css': { type: 'text/css; charset=utf-8', content: Buffer.from(DOCS_CSS) },
+  'graphql-explorer.js': { type: 'text/javascript; charset=utf-8', content: Buffer.from(GRAPHQL_EXPLORER_JS) },
 };

@@ -1,6 +1,7 @@
 import { createParamDecorator, ExecutionContext } from '@nestjs/common';
 import type { Request } from 'express';
 import { principalOf } from '../auth/principal.js';
+import { clientIp } from './client-ip.js';
 
 export interface Caller {
   /** Scope of per-caller state such as idempotency keys: the token subject, else the client IP. */
@@ -13,7 +14,7 @@ export function callerOf(req: Request): Caller {
   const principal = principalOf(req);
   return principal.kind === 'agent'
     ? { scope: `agent:${principal.registrationId}`, registrationId: principal.registrationId }
-    : { scope: `ip:${req.ip ?? req.socket.remoteAddress ?? 'unknown'}`, registrationId: null };
+    : { scope: `ip:${clientIp(req)}`, registrationId: null };
 }
 
 export const CurrentCaller = createParamDecorator((_data: unknown, ctx: ExecutionContext) => callerOf(ctx.switchToHttp().getRequest<Request>()));

@@ -1,3 +1,4 @@
+import { createParamDecorator, ExecutionContext } from '@nestjs/common';
 import { parse as parseContentType } from 'content-type';
 import type { Request } from 'express';
 import { AppError } from '../problem/app-error.js';
@@ -38,3 +39,6 @@ export function parseFormBody(req: Request): Record<string, string> {
   }
   return params;
 }
+
+/** The request body as form parameters (see parseFormBody). */
+export const FormBody = createParamDecorator((_data: unknown, ctx: ExecutionContext) => parseFormBody(ctx.switchToHttp().getRequest<Request>()));

@@ -7,10 +7,10 @@ import { parseStrictJson } from './strict-json.js';
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
- * Turns the raw body into a JSON object, answering every way it can fail with its own problem:
- * 415 media type or charset, 400 empty/invalid UTF-8/malformed, 400 not an object, 422 structural findings.
+ * Turns the raw body into a JSON value, answering every way it can fail with its own problem:
+ * 415 media type or charset, 400 empty/invalid UTF-8/malformed, 422 structural findings.
  */
-export function parseJsonObjectBody(req: Request): Record<string, unknown> {
+export function parseJsonBody(req: Request): unknown {
   assertJsonMediaType(req.headers['content-type']);
   const raw = req.body as unknown;
   if (!Buffer.isBuffer(raw) || raw.length === 0) throw new AppError('malformed_json', 'The request body is empty; send a JSON object.');
@@ -25,7 +25,12 @@ export function parseJsonObjectBody(req: Request): Record<string, unknown> {
     if (parsed.syntax) throw new AppError('malformed_json', 'The request body is not valid JSON.');
     throw validationFailed(parsed.errors);
   }
-  const value = parsed.value;
+  return parsed.value;
+}
+
+/** parseJsonBody, and the value must be an object (400 body_not_object). */
+export function parseJsonObjectBody(req: Request): Record<string, unknown> {
+  const value = parseJsonBody(req);
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new AppError('body_not_object', `The request body is ${describe(value)}, not a JSON object.`);
   }
@@ -58,3 +63,6 @@ function describe(value: unknown): string {
 export const JsonBody = createParamDecorator((_data: unknown, ctx: ExecutionContext) =>
   parseJsonObjectBody(ctx.switchToHttp().getRequest<Request>()),
 );
+
+/** The request body as any JSON value (see parseJsonBody); for endpoints that answer non-objects themselves. */
+export const JsonValue = createParamDecorator((_data: unknown, ctx: ExecutionContext) => parseJsonBody(ctx.switchToHttp().getRequest<Request>()));

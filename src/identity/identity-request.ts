@@ -1,7 +1,7 @@
 import { validationFailed, AppError } from '../problem/app-error.js';
 import { FieldError } from '../problem/error-catalog.js';
 import { escapePointer } from '../http/strict-json.js';
-import { codePointLength, EMAIL_FORMAT, FORBIDDEN_CHARACTER } from '../leads/lead-rules.js';
+import { codePointLength, EMAIL_FORMAT, FORBIDDEN_CHARACTER, normaliseEmail } from '../leads/lead-rules.js';
 import { RegistrationType } from './agent-registration.entity.js';
 
 export interface IdentityRequest {
@@ -73,6 +73,5 @@ function email(value: unknown, pointer: string, errors: FieldError[]): string | 
     errors.push({ pointer, code: 'invalid_format', detail: 'Expected an e-mail address with one @ and a dotted domain.' });
     return undefined;
   }
-  const at = trimmed.lastIndexOf('@');
-  return trimmed.slice(0, at) + trimmed.slice(at).toLowerCase();
+  return normaliseEmail(trimmed);
 }

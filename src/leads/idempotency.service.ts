@@ -3,7 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { LessThan, Repository } from 'typeorm';
 import { v7 as uuidv7 } from 'uuid';
 import { isUniqueViolation } from '../database/database-errors.js';
-import { safeError } from '../problem/problem.filter.js';
+import { safeError } from '../logging/safe-error.js';
 import { AppError } from '../problem/app-error.js';
 import { IdempotencyKey } from './idempotency-key.entity.js';
 

@@ -52,6 +52,13 @@ export interface NormalisedLead {
   origem?: string;
 }
 
+/** Trimmed, NFC, and the domain lower-cased (the local part is the mailbox owner's business). */
+export function normaliseEmail(value: string): string {
+  const email = value.trim().normalize('NFC');
+  const at = email.lastIndexOf('@');
+  return email.slice(0, at) + email.slice(at).toLowerCase();
+}
+
 export function codePointLength(value: string): number {
   let length = 0;
   for (const _ of value) length++;

@@ -5,7 +5,7 @@ import { validationFailed } from '../problem/app-error.js';
 import { FieldError, FieldErrorCode } from '../problem/error-catalog.js';
 import { escapePointer } from '../http/strict-json.js';
 import { LeadInput } from './lead.dto.js';
-import { LEAD_FIELD_NAMES, LEAD_FIELDS, LeadField, LeadFieldRule, NormalisedLead } from './lead-rules.js';
+import { LEAD_FIELD_NAMES, LEAD_FIELDS, LeadField, LeadFieldRule, NormalisedLead, normaliseEmail } from './lead-rules.js';
 
 /** class-validator constraint → field error code, in reporting priority: one error per field, the most basic first. */
 const CONSTRAINT_CODES: [string, FieldErrorCode][] = [
@@ -71,9 +71,7 @@ function normalise(input: Record<LeadField, string | undefined>): NormalisedLead
     const text = value.trim().normalize('NFC');
     return (LEAD_FIELDS[field] as LeadFieldRule).collapseWhitespace ? text.replace(/\s+/gu, ' ') : text;
   };
-  const email = clean('email')!;
-  const at = email.lastIndexOf('@');
-  const lead: NormalisedLead = { nome: clean('nome')!, email: email.slice(0, at) + email.slice(at).toLowerCase() };
+  const lead: NormalisedLead = { nome: clean('nome')!, email: normaliseEmail(input.email!) };
   const telefone = clean('telefone');
   if (telefone !== undefined) {
     lead.telefone = telefone;

@@ -5,7 +5,7 @@ import { AppConfig } from '../config/config.js';
 import { assignRequestId, requestIdOf } from '../http/request-id.js';
 
 /** Keys whose values are personal data or credentials; censored wherever they appear in a log object. */
-const REDACT = ['email', 'telefone', 'authorization', 'token', 'assertion', 'access_token', 'claim_token'].flatMap((key) => [
+export const REDACT = ['email', 'telefone', 'authorization', 'token', 'assertion', 'access_token', 'claim_token'].flatMap((key) => [
   key,
   `*.${key}`,
   `*.*.${key}`,

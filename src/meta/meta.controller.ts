@@ -20,7 +20,8 @@ export class MetaController {
   @Get('info')
   @OptionalBearer()
   @RateLimit('api')
-  @Header('Cache-Control', 'public, max-age=300')
+  // private: the answer carries this caller's RateLimit fields.
+  @Header('Cache-Control', 'private, max-age=300')
   info(): SiteInfo {
     return this.site.getInfo();
   }

@@ -102,8 +102,20 @@ export class KeyStore implements OnModuleInit {
     return kid;
   }
 
-  private async load(): Promise<void> {
-    const rows = (await this.rows.find()).filter(usable);
+  /** Concurrent callers share one reload. */
+  private loading?: Promise<void>;
+
+  private load(): Promise<void> {
+    this.loading ??= this.reload().finally(() => (this.loading = undefined));
+    return this.loading;
+  }
+
+  private async reload(): Promise<void> {
+    const all = await this.rows.find();
+    // A retired key that can verify nothing any more is deleted, private part included.
+    const expired = all.filter((row) => !usable(row)).map((row) => row.kid);
+    if (expired.length) await this.rows.delete(expired);
+    const rows = all.filter(usable);
     const keys = new Map<string, LoadedKey>();
     for (const row of rows) {
       const known = this.keys.get(row.kid);

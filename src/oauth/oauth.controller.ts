@@ -1,6 +1,5 @@
-import { Controller, Header, HttpCode, Post, Req } from '@nestjs/common';
-import type { Request } from 'express';
-import { parseFormBody } from '../http/form-body.js';
+import { Controller, Header, HttpCode, Post } from '@nestjs/common';
+import { FormBody } from '../http/form-body.js';
 import { RateLimit } from '../rate-limit/rate-limit.guard.js';
 import { TokenResponse, TokenService } from './token.service.js';
 
@@ -13,14 +12,14 @@ export class OAuthController {
   @HttpCode(200)
   @Header('Cache-Control', 'no-store')
   @Header('Pragma', 'no-cache')
-  token(@Req() req: Request): Promise<TokenResponse> {
-    return this.tokens.exchange(parseFormBody(req));
+  token(@FormBody() params: Record<string, string>): Promise<TokenResponse> {
+    return this.tokens.exchange(params);
   }
 
   @Post('revoke')
   @HttpCode(200)
   @Header('Cache-Control', 'no-store')
-  revoke(@Req() req: Request): Promise<void> {
-    return this.tokens.revoke(parseFormBody(req));
+  revoke(@FormBody() params: Record<string, string>): Promise<void> {
+    return this.tokens.revoke(params);
   }
 }

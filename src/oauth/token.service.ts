@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { errors, JWTPayload, jwtVerify, JWTVerifyOptions, SignJWT } from 'jose';
-import { IsNull, Repository } from 'typeorm';
+import { IsNull, LessThan, Repository } from 'typeorm';
 import { ANONYMOUS, Principal } from '../auth/principal.js';
 import { AppConfig } from '../config/config.js';
 import { APP_CONFIG } from '../config/config.module.js';
@@ -36,8 +36,9 @@ class UnknownKey extends errors.JOSEError {}
  * each with its own keys, type and checks, so that neither is ever accepted as the other.
  */
 @Injectable()
-export class TokenService {
+export class TokenService implements OnModuleInit, OnModuleDestroy {
   private readonly issuer: string;
+  private purgeTimer?: NodeJS.Timeout;
   private readonly tokenEndpoint: string;
   private readonly challenge: string;
 
@@ -50,6 +51,15 @@ export class TokenService {
     this.issuer = config.publicBaseUrl;
     this.tokenEndpoint = `${config.publicBaseUrl}/oauth2/token`;
     this.challenge = `Bearer error="invalid_token", resource_metadata="${config.publicBaseUrl}/.well-known/oauth-protected-resource"`;
+  }
+
+  /** Revoked access tokens need remembering only until they would have expired anyway. */
+  onModuleInit(): void {
+    this.purgeTimer ??= setInterval(() => void this.revoked.delete({ expiresAt: LessThan(new Date()) }).catch(() => undefined), 3_600_000).unref();
+  }
+
+  onModuleDestroy(): void {
+    clearInterval(this.purgeTimer);
   }
 
   async signAssertion(registration: AgentRegistration): Promise<{ assertion: string; expiresAt: Date }> {
@@ -87,11 +97,8 @@ export class TokenService {
    * registration (its assertions and every token). Unknown or invalid tokens get the same empty 200.
    */
   async revoke(params: Record<string, string>): Promise<void> {
+    // token_type_hint is ignored: both kinds are always tried, which RFC 7009 §2.1 requires of an unhelpful hint.
     if (!params.token) throw new AppError('invalid_request', 'token is required.');
-    const hint = params.token_type_hint;
-    if (hint !== undefined && hint !== 'access_token' && hint !== 'identity_assertion') {
-      throw new AppError('unsupported_token_type', 'This service revokes access tokens and identity assertions.');
-    }
     // Expired tokens are not worth revoking, so ordinary verification (exp included) decides what is ours.
     const access = await this.verify('access_token', params.token, { typ: ACCESS_TOKEN_TYP, audience: this.issuer });
     if (access?.jti && access.exp) {
@@ -117,13 +124,7 @@ export class TokenService {
     if (!payload) throw this.invalidToken('The access token is malformed, expired or not issued by this service.');
     const [revoked, registration] = await Promise.all([this.revoked.existsBy({ jti: payload.jti! }), this.activeRegistration(payload.sub)]);
     if (revoked || !registration) throw this.invalidToken('The access token has been revoked.');
-    return {
-      kind: 'agent',
-      registrationId: registration.id,
-      scopes: typeof payload.scope === 'string' ? payload.scope.split(' ') : [],
-      tokenId: payload.jti!,
-      expiresAt: payload.exp! * 1000,
-    };
+    return { kind: 'agent', registrationId: registration.id };
   }
 
   private invalidToken(detail: string): AppError {

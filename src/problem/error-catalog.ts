@@ -47,8 +47,8 @@ export const ERROR_CATALOG = {
   },
   invalid_request: {
     status: 400,
-    title: 'Invalid token request',
-    hint: 'Send grant_type and assertion once each, form-encoded (application/x-www-form-urlencoded).',
+    title: 'Invalid OAuth request',
+    hint: 'Send each parameter once, form-encoded (application/x-www-form-urlencoded): grant_type and assertion to /oauth2/token, token to /oauth2/revoke.',
     description: 'OAuth 2.0 (RFC 6749 §5.2): a parameter is missing, repeated or malformed, or the body is not form-encoded.',
   },
   invalid_grant: {
@@ -68,12 +68,6 @@ export const ERROR_CATALOG = {
     title: 'Invalid scope',
     hint: 'Request a subset of the scopes granted at registration, or omit scope.',
     description: 'OAuth 2.0 (RFC 6749 §5.2): the requested scope is unknown or exceeds what the registration allows.',
-  },
-  unsupported_token_type: {
-    status: 400,
-    title: 'Unsupported token type',
-    hint: 'Use token_type_hint=access_token, or omit the hint.',
-    description: 'OAuth 2.0 revocation (RFC 7009 §2.2.1): the token type hint is not supported.',
   },
   invalid_token: {
     status: 401,

@@ -4,6 +4,7 @@ import { AppConfig } from '../config/config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { isDatabaseUnavailable } from '../database/database-errors.js';
 import { allowedMethods } from '../http/allowed-methods.js';
+import { safeError } from '../logging/safe-error.js';
 import { requestIdOf } from '../http/request-id.js';
 import { AppError } from './app-error.js';
 import { ERROR_CATALOG, ErrorCode } from './error-catalog.js';
@@ -11,6 +12,20 @@ import { buildProblem, PROBLEM_MEDIA_TYPE } from './problem.js';
 
 /** Seconds a client should wait before retrying when a dependency is down. */
 const UNAVAILABLE_RETRY_AFTER = '5';
+
+/** Client errors raised by the framework itself (router, parsers) rather than by our code, by HTTP status. */
+const FRAMEWORK_STATUS_CODES: Record<number, ErrorCode> = {
+  400: 'bad_request',
+  404: 'not_found',
+  405: 'method_not_allowed',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+};
+
+function isClientHttpError(error: unknown): boolean {
+  const status = (error as { status?: unknown } | null)?.status;
+  return typeof status === 'number' && status >= 400 && status < 500 && (error as { expose?: unknown }).expose === true;
+}
 
 /** The body parser's error types (http-errors `type`) and what they mean for the client. */
 const BODY_PARSER_ERRORS: Record<string, [ErrorCode, string, Record<string, string>?]> = {
@@ -82,10 +97,10 @@ export class ProblemFilter implements ExceptionFilter {
         headers: { 'Retry-After': UNAVAILABLE_RETRY_AFTER },
       });
     }
-    if (exception instanceof HttpException) {
-      const status = exception.getStatus();
-      const code = (Object.keys(ERROR_CATALOG) as ErrorCode[]).find((c) => ERROR_CATALOG[c].status === status && status < 500);
-      if (code) return new AppError(code, ERROR_CATALOG[code].description);
+    if (exception instanceof HttpException || isClientHttpError(exception)) {
+      const status = exception instanceof HttpException ? exception.getStatus() : (exception as { status: number }).status;
+      const code = FRAMEWORK_STATUS_CODES[status];
+      if (code) return new AppError(code, code === 'bad_request' ? 'The request could not be understood (for example a malformed percent-encoding in the path).' : ERROR_CATALOG[code].description);
     }
     this.logger.error({ err: safeError(exception) }, 'unexpected error');
     return new AppError('internal_error', 'An unexpected error occurred.');
@@ -99,7 +114,7 @@ function bodyParserError(exception: unknown): AppError | undefined {
 }
 
 /** RFC 6749 §5.2 codes are passed through; other failures map to the nearest registered OAuth error. */
-const OAUTH_ERRORS = new Set<ErrorCode>(['invalid_request', 'invalid_grant', 'unsupported_grant_type', 'invalid_scope', 'unsupported_token_type']);
+const OAUTH_ERRORS = new Set<ErrorCode>(['invalid_request', 'invalid_grant', 'unsupported_grant_type', 'invalid_scope']);
 
 function oauthError(code: ErrorCode, status: number): string {
   if (OAUTH_ERRORS.has(code)) return code;
@@ -113,8 +128,3 @@ function prefersPlainJson(accept: string | undefined): boolean {
   return types.includes('application/json') && !types.includes(PROBLEM_MEDIA_TYPE);
 }
 
-/** Only the parts of an error that are safe to log: driver errors carry query parameters (e-mails, phones). */
-export function safeError(error: unknown): Record<string, unknown> {
-  if (!(error instanceof Error)) return { message: String(error) };
-  return { type: error.name, message: error.message, code: (error as { code?: unknown }).code, stack: error.stack };
-}

@@ -3,6 +3,7 @@ import { ThrottlerModule } from '@nestjs/throttler';
 import type { Request } from 'express';
 import { principalOf } from '../auth/principal.js';
 import { AppConfig } from '../config/config.js';
+import { clientIp } from '../http/client-ip.js';
 import { policies, PolicyName } from './rate-limit.policies.js';
 import { policyFor, rateLimitKey } from './rate-limit.guard.js';
 import { RateLimitStore } from './rate-limit.store.js';
@@ -11,7 +12,6 @@ import { RateLimitStore } from './rate-limit.store.js';
 @Module({ providers: [RateLimitStore], exports: [RateLimitStore] })
 class RateLimitStoreModule {}
 
-const clientIp = (req: Request) => req.ip ?? 'unknown';
 const TRACKERS: Record<PolicyName, (req: Request) => string> = {
   anonymous: clientIp,
   agent: (req) => {

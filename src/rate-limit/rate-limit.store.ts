@@ -6,7 +6,7 @@ type ThrottlerStorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>
 import { Redis } from 'ioredis';
 import { AppConfig } from '../config/config.js';
 import { APP_CONFIG } from '../config/config.module.js';
-import { safeError } from '../problem/problem.filter.js';
+import { safeError } from '../logging/safe-error.js';
 
 /** One fixed window per key: INCR, and start the window's expiry on the first hit; atomic in Redis. */
 const INCREMENT_SCRIPT = `

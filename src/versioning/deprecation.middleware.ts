@@ -20,8 +20,10 @@ export class DeprecationMiddleware implements NestMiddleware {
     const policy = `${config.publicBaseUrl}/docs/api-versioning`;
     this.rules = config.apiDeprecations
       .map((entry) => {
+        // The policy page is always the deprecation link; a configured link (a migration guide) is added beside it.
+        const links = [`<${policy}>; rel="deprecation"; type="text/html"`];
+        if (entry.link) links.push(`<${entry.link}>; rel="deprecation"`);
         const target = entry.link ?? policy;
-        const links = [`<${target}>; rel="deprecation"; type="text/html"`];
         const headers: [string, string][] = [['Deprecation', `@${Math.floor(entry.deprecation.getTime() / 1000)}`]];
         if (entry.sunset) {
           headers.push(['Sunset', entry.sunset.toUTCString()]);
