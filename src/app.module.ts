@@ -11,6 +11,7 @@ import { GraphqlModule } from './graphql/graphql.module.js';
 import { IdentityModule } from './identity/identity.module.js';
 import { LeadsModule } from './leads/leads.module.js';
 import { LoggingModule } from './logging/logging.module.js';
+import { McpModule } from './mcp/mcp.module.js';
 import { MetaModule } from './meta/meta.module.js';
 import { OAuthModule } from './oauth/oauth.module.js';
 import { ProblemFilter } from './problem/problem.filter.js';
@@ -39,6 +40,7 @@ export class AppModule implements NestModule {
         IdentityModule,
         DiscoveryModule,
         GraphqlModule,
+        McpModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: ProblemFilter },

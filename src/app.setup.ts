@@ -14,7 +14,7 @@ import { ErrorCode } from './problem/error-catalog.js';
 import { buildProblem, PROBLEM_MEDIA_TYPE } from './problem/problem.js';
 
 /** Headers a web form or agent on another origin may read. */
-const EXPOSED_HEADERS = ['RateLimit', 'RateLimit-Policy', 'Retry-After', 'Deprecation', 'Sunset', 'Link', 'X-Request-Id', 'Location'];
+const EXPOSED_HEADERS = ['RateLimit', 'RateLimit-Policy', 'Retry-After', 'Deprecation', 'Sunset', 'Link', 'X-Request-Id', 'Location', 'ETag'];
 
 /** Timeouts that keep slow or idle clients from holding connections (documented in the README). */
 export const SERVER_TIMEOUTS = { headersTimeout: 15_000, requestTimeout: 30_000, keepAliveTimeout: 5_000 };

@@ -1,0 +1,203 @@
+import { Inject, Injectable } from '@nestjs/common';
+import {
+  CallToolResult,
+  fromJsonSchema,
+  JsonSchemaType,
+  type jsonSchemaValidator,
+  McpRequestContext,
+  McpServer,
+  ResourceNotFoundError,
+  ResourceTemplate,
+  ToolAnnotations,
+} from '@modelcontextprotocol/server';
+import { AppConfig } from '../config/config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+import { DocsService } from '../docs/docs.service.js';
+import { OpenApiService } from '../docs/openapi.service.js';
+import { Caller } from '../http/caller.js';
+import { LeadValidationService } from '../leads/lead-validation.service.js';
+import { LeadsService } from '../leads/leads.service.js';
+import { HealthService } from '../meta/health.service.js';
+import { AppError } from '../problem/app-error.js';
+import { SiteService } from '../site/site.service.js';
+
+export const MCP_SERVER_NAME = 'leads';
+
+const INSTRUCTIONS =
+  'Public lead-capture API of a workplace-services company. Use validate_lead before submit_lead, and submit a lead only ' +
+  'with the explicit consent of the person it describes. Health, company information and documentation are read-only. ' +
+  'A bearer token (see the agents guide) is optional and only raises rate limits.';
+
+const READ_ONLY: ToolAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
+const EMPTY_INPUT = { type: 'object', properties: {}, additionalProperties: false } as JsonSchemaType;
+
+/** Advertises a JSON Schema but lets every argument through to our own validation, so invalid input gets the same field errors as REST. */
+const passThrough: jsonSchemaValidator = { getValidator: () => (input: unknown) => ({ valid: true, data: input as never, errorMessage: undefined }) };
+const schema = (json: unknown) => fromJsonSchema(json as JsonSchemaType, passThrough);
+
+/** A structured result with its JSON text mirror, for clients that only read text. */
+function result(structuredContent: Record<string, unknown>, isError = false): CallToolResult {
+  return { structuredContent, content: [{ type: 'text', text: JSON.stringify(structuredContent, null, 2) }], isError };
+}
+
+/**
+ * One MCP server per request (stateless), over the same services as REST: the lead tools use the one validation path
+ * and LeadsService, so a lead submitted here is stored exactly like one sent to POST /api/v1/lead.
+ */
+@Injectable()
+export class McpServerFactory {
+  private readonly leadInput: unknown;
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly openapi: OpenApiService,
+    private readonly validation: LeadValidationService,
+    private readonly leads: LeadsService,
+    private readonly health: HealthService,
+    private readonly site: SiteService,
+    private readonly docs: DocsService,
+  ) {
+    // The tool input schema is the contract's own LeadInput, not a copy.
+    this.leadInput = (this.openapi.document as { components: { schemas: Record<string, unknown> } }).components.schemas.LeadInput;
+  }
+
+  create(caller: Caller, _era: McpRequestContext['era']): McpServer {
+    const server = new McpServer({ name: MCP_SERVER_NAME, title: 'Leads API', version: this.config.version }, { instructions: INSTRUCTIONS });
+    const lead = (run: (body: Record<string, unknown>) => Promise<Record<string, unknown>>) => async (args: unknown) => {
+      try {
+        return result(await run((args ?? {}) as Record<string, unknown>));
+      } catch (error) {
+        if (error instanceof AppError && error.code === 'validation_failed') {
+          return result({ valid: false, detail: error.detail, errors: error.options.errors ?? [] }, true);
+        }
+        if (error instanceof AppError) return result({ code: error.code, detail: error.detail }, true);
+        throw error;
+      }
+    };
+
+    server.registerTool(
+      'validate_lead',
+      {
+        title: 'Validate a lead',
+        description:
+          'Checks a lead exactly as submit_lead would and returns it normalised (trimmed, NFC, e-mail domain lower-cased, ' +
+          'telephone also in E.164). Stores nothing. Invalid input returns the fields that are wrong.',
+        inputSchema: schema(this.leadInput),
+        annotations: READ_ONLY,
+      },
+      lead(async (body) => ({ valid: true, stored: false, lead: this.validation.validate(body) })),
+    );
+    server.registerTool(
+      'submit_lead',
+      {
+        title: 'Submit a lead',
+        description:
+          'Stores a marketing lead (a contact request) for the sales team. Before calling it, obtain the explicit consent of ' +
+          'the person to be contacted, confirm the details with them, and run validate_lead. Each call stores a new lead.',
+        inputSchema: schema(this.leadInput),
+        annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+      },
+      lead(async (body) => ({ ...(await this.leads.create(body, caller)) })),
+    );
+    server.registerTool(
+      'get_service_health',
+      { title: 'Service health', description: 'The service status, version and the state of its database (and Redis, when used).', inputSchema: schema(EMPTY_INPUT), annotations: READ_ONLY },
+      async () => result({ ...(await this.health.report()) }),
+    );
+    server.registerTool(
+      'get_service_info',
+      { title: 'Company information', description: 'Brand, company, address, telephone, the 7-day free trial and links to the documentation.', inputSchema: schema(EMPTY_INPUT), annotations: READ_ONLY },
+      async () => result({ ...this.site.getInfo() }),
+    );
+    server.registerTool(
+      'search_docs',
+      {
+        title: 'Search the documentation',
+        description: 'Documentation pages whose title, summary or text contains the query (all pages without one).',
+        inputSchema: schema({ type: 'object', properties: { query: { type: 'string', maxLength: 200 } }, additionalProperties: false }),
+        annotations: READ_ONLY,
+      },
+      async (args) => {
+        const query = (args as { query?: unknown } | undefined)?.query;
+        if (query !== undefined && typeof query !== 'string') return result({ errors: [{ pointer: '/query', code: 'invalid_type', detail: 'query must be a string.' }] }, true);
+        return result({ pages: this.docs.search(query).map(({ slug, title, summary, url }) => ({ slug, title, summary, url })) });
+      },
+    );
+    server.registerTool(
+      'get_doc',
+      {
+        title: 'Read a documentation page',
+        description: 'One documentation page as Markdown, by the slug search_docs returns (e.g. "agents", "errors", "quickstart").',
+        inputSchema: schema({ type: 'object', properties: { slug: { type: 'string', maxLength: 100 } }, required: ['slug'], additionalProperties: false }),
+        annotations: READ_ONLY,
+      },
+      async (args) => {
+        const slug = (args as { slug?: unknown } | undefined)?.slug;
+        const page = typeof slug === 'string' ? this.docs.find(slug) : undefined;
+        if (!page) return result({ errors: [{ pointer: '/slug', code: 'invalid_format', detail: `There is no documentation page "${String(slug)}".` }] }, true);
+        return result({ slug: page.slug, title: page.title, url: page.url, markdown: page.markdown });
+      },
+    );
+
+    server.registerResource(
+      'openapi',
+      'leads://openapi',
+      { title: 'OpenAPI contract', description: 'The REST API contract (OpenAPI 3.1), as served at /docs/openapi-leads.json.', mimeType: 'application/json' },
+      async (uri) => ({ contents: [{ uri: uri.href, mimeType: 'application/json', text: this.openapi.json }] }),
+    );
+    server.registerResource(
+      'site',
+      'leads://site',
+      { title: 'Company information', description: 'The content of GET /api/v1/info.', mimeType: 'application/json' },
+      async (uri) => ({ contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(this.site.getInfo()) }] }),
+    );
+    server.registerResource(
+      'docs',
+      new ResourceTemplate('leads://docs/{slug}', {
+        list: async () => ({
+          resources: this.docs.search().map((page) => ({ uri: `leads://docs/${page.slug}`, name: page.slug, title: page.title, description: page.summary, mimeType: 'text/markdown' })),
+        }),
+      }),
+      { title: 'Documentation page', description: 'A documentation page as Markdown.', mimeType: 'text/markdown' },
+      async (uri, variables) => {
+        const page = this.docs.find(String(variables.slug));
+        // -32602 with data.uri, like any unknown resource (not an internal error).
+        if (!page) throw new ResourceNotFoundError(uri.href, `There is no documentation page "${String(variables.slug)}".`);
+        return { contents: [{ uri: uri.href, mimeType: 'text/markdown', text: page.markdown }] };
+      },
+    );
+
+    server.registerPrompt(
+      'capture_lead',
+      {
+        title: 'Capture a lead',
+        description: 'Walks an assistant through collecting, confirming and submitting a lead with the person’s consent.',
+        argsSchema: schema({ type: 'object', properties: { contexto: { type: 'string', description: 'Where the conversation happens, e.g. "site" or "whatsapp".' } } }),
+      },
+      async (args) => {
+        const contexto = (args as { contexto?: string } | undefined)?.contexto;
+        return {
+          messages: [
+            {
+              role: 'user',
+              content: {
+                type: 'text',
+                text: [
+                  `You are helping a person ask ${SITE_NAME(this.site)} to contact them${contexto ? ` (context: ${contexto})` : ''}.`,
+                  '1. Ask for their name (nome) and e-mail (email); optionally telephone (telefone), company (empresa), a message (mensagem).',
+                  '2. Read the details back and ask for explicit consent to be contacted. Without a clear yes, stop.',
+                  '3. Call validate_lead with the details; if it reports errors, ask the person to correct those fields.',
+                  '4. Call submit_lead with the validated details and origem set to where the conversation happens.',
+                  '5. Tell the person the lead was received and give them its id.',
+                ].join('\n'),
+              },
+            },
+          ],
+        };
+      },
+    );
+    return server;
+  }
+}
+
+const SITE_NAME = (site: SiteService) => site.getInfo().brand;

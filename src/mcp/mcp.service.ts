@@ -1,0 +1,86 @@
+import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
+import { createMcpHandler, type McpHttpHandler } from '@modelcontextprotocol/server';
+import { hostHeaderValidation, originValidation, toNodeHandler } from '@modelcontextprotocol/node';
+import type { Request, Response } from 'express';
+import { AppConfig } from '../config/config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+import { Caller, callerOf } from '../http/caller.js';
+import { parseJsonBody } from '../http/json-body.js';
+import { AppError } from '../problem/app-error.js';
+import { McpServerFactory } from './mcp-server.factory.js';
+import { buildServerCard } from './server-card.js';
+
+const SERVER_CARD_TYPE = 'application/mcp-server-card+json';
+
+/**
+ * Streamable HTTP at /mcp through the official SDK, stateless: a fresh server per request for the newest protocol
+ * revision and, through the SDK's legacy fallback, the 2025 ones. The request has already passed the bearer guard and
+ * the rate limiter like any REST call; here the Host and Origin are checked (DNS rebinding) and the body handed over.
+ */
+@Injectable()
+export class McpService implements OnModuleDestroy {
+  private readonly handler: McpHttpHandler;
+  private readonly node: ReturnType<typeof toNodeHandler>;
+  private readonly validHost: ReturnType<typeof hostHeaderValidation>;
+  private readonly validOrigin: ReturnType<typeof originValidation>;
+  private readonly card: { body: string; etag: string };
+
+  constructor(factory: McpServerFactory, @Inject(APP_CONFIG) config: AppConfig) {
+    this.handler = createMcpHandler(({ authInfo, era }) => factory.create((authInfo?.extra?.caller ?? { scope: 'unknown', registrationId: null }) as Caller, era));
+    this.node = toNodeHandler(this.handler);
+    const publicHost = new URL(config.publicBaseUrl).hostname;
+    // Browsers may call from our own origin and from the web-form origins; server-side agents send no Origin at all.
+    const origins = [publicHost, ...(config.corsOrigins === '*' ? [] : config.corsOrigins.map((origin) => new URL(origin).hostname))];
+    this.validOrigin = originValidation(origins);
+    this.validHost = hostHeaderValidation([publicHost, 'localhost', '127.0.0.1', '[::1]']);
+    this.card = buildServerCard(config);
+  }
+
+  async handle(req: Request, res: Response): Promise<void> {
+    if (!this.validHost(req, res) || !this.validOrigin(req, res)) return;
+    let body: unknown = {};
+    if (/^application\/json\b/i.test(req.headers['content-type'] ?? '')) {
+      try {
+        body = parseJsonBody(req);
+      } catch (error) {
+        if (!(error instanceof AppError)) throw error;
+        // JSON-RPC clients expect JSON-RPC errors here, not problem documents: a charset other than UTF-8 is the
+        // SDK's 415, anything else unreadable a parse error.
+        if (error.code === 'unsupported_media_type') {
+          res.status(415).json({ jsonrpc: '2.0', error: { code: -32000, message: `Unsupported Media Type: ${error.detail}` }, id: null });
+        } else {
+          res.status(400).json({ jsonrpc: '2.0', error: { code: -32700, message: `Parse error: ${error.detail}` }, id: null });
+        }
+        return;
+      }
+    }
+    const caller = callerOf(req);
+    req.auth = { token: '', clientId: caller.registrationId ?? 'anonymous', scopes: [], extra: { caller } };
+    await this.node(req, res, body);
+  }
+
+  /** The card, with content negotiation and conditional requests (ETag / 304). */
+  serverCard(req: Request, res: Response): string | undefined {
+    res.setHeader('ETag', this.card.etag);
+    res.vary('Accept');
+    // application/json unless Accept names the card type (a bare */* or no Accept gets plain JSON).
+    res.type(req.accepts(['application/json', SERVER_CARD_TYPE]) === SERVER_CARD_TYPE ? SERVER_CARD_TYPE : 'application/json');
+    // req.fresh: If-None-Match with weak comparison, lists and *, as RFC 9110 §13.1.2 wants.
+    if (req.fresh) {
+      res.status(304);
+      return undefined;
+    }
+    return this.card.body;
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.handler.close();
+  }
+}
+
+declare module 'express' {
+  interface Request {
+    /** What the MCP SDK's Node adapter hands to the server factory as `authInfo`. */
+    auth?: { token: string; clientId: string; scopes: string[]; extra?: Record<string, unknown> };
+  }
+}
