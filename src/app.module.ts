@@ -1,6 +1,7 @@
 import { DynamicModule, MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { BearerGuard } from './auth/bearer.guard.js';
+import { CliModule } from './cli/cli.module.js';
 import { AppConfig } from './config/config.js';
 import { ConfigModule } from './config/config.module.js';
 import { DatabaseModule } from './database/database.module.js';
@@ -41,6 +42,7 @@ export class AppModule implements NestModule {
         DiscoveryModule,
         GraphqlModule,
         McpModule,
+        CliModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: ProblemFilter },

@@ -1,0 +1,68 @@
+// Command-line parsing: `leads <command> [positionals] [--flag value | --flag=value | --switch]`.
+
+export class UsageError extends Error {}
+
+export interface Parsed {
+  command?: string;
+  positionals: string[];
+  options: Record<string, string>;
+  switches: Set<string>;
+}
+
+/** Options that take a value; everything else that starts with -- is a switch. */
+const VALUE_OPTIONS = new Set([
+  'base-url',
+  'nome',
+  'email',
+  'telefone',
+  'empresa',
+  'mensagem',
+  'origem',
+  'file',
+  'name',
+  'variables',
+]);
+const SWITCHES = new Set(['json', 'help', 'version', 'verbose']);
+
+export function parseArgs(argv: string[]): Parsed {
+  const parsed: Parsed = { positionals: [], options: {}, switches: new Set() };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === '--') {
+      parsed.positionals.push(...argv.slice(i + 1));
+      break;
+    }
+    if (arg === '-h') {
+      parsed.switches.add('help');
+      continue;
+    }
+    if (arg.startsWith('--')) {
+      const eq = arg.indexOf('=');
+      const name = arg.slice(2, eq === -1 ? undefined : eq);
+      if (VALUE_OPTIONS.has(name)) {
+        let value: string | undefined;
+        if (eq !== -1) value = arg.slice(eq + 1);
+        else if (i + 1 < argv.length) value = argv[++i];
+        if (value === undefined) throw new UsageError(`--${name} needs a value`);
+        parsed.options[name] = value;
+      } else if (SWITCHES.has(name) && eq === -1) {
+        parsed.switches.add(name);
+      } else {
+        throw new UsageError(`unknown option ${arg}`);
+      }
+      continue;
+    }
+    if (arg.startsWith('-') && arg !== '-') throw new UsageError(`unknown option ${arg}`);
+    if (parsed.command === undefined) parsed.command = arg;
+    else parsed.positionals.push(arg);
+  }
+  return parsed;
+}
+
+/** Refuses options a command does not understand, so a typo is never silently ignored. */
+export function allowOnly(parsed: Parsed, allowed: string[], maxPositionals: number): void {
+  for (const name of Object.keys(parsed.options)) {
+    if (name !== 'base-url' && !allowed.includes(name)) throw new UsageError(`${parsed.command} does not take --${name}`);
+  }
+  if (parsed.positionals.length > maxPositionals) throw new UsageError(`unexpected argument "${parsed.positionals[maxPositionals]}"`);
+}

@@ -1,0 +1,122 @@
+// Bearer tokens from the stored registration: reuse, renew from the assertion, re-register when it has expired.
+import { CredentialStore, StoredRegistration } from './credentials.js';
+import { CliError, EXIT, Http, HttpResponse, RequestOptions, describeFailure, ensureOk } from './http.js';
+
+const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
+/** Renew a token (or an assertion) this long before it expires. */
+const MARGIN_MS = 60_000;
+
+export interface IdentityResponse {
+  registration_id: string;
+  registration_type: 'anonymous' | 'identity_assertion';
+  identity_assertion: string;
+  assertion_expires: string;
+  claim_token?: string;
+  [key: string]: unknown;
+}
+
+export interface TokenResponse {
+  access_token: string;
+  token_type: string;
+  expires_in: number;
+  scope?: string;
+}
+
+const fresh = (iso: string | undefined) => iso !== undefined && Date.parse(iso) - MARGIN_MS > Date.now();
+
+export class Session {
+  constructor(
+    private readonly http: Http,
+    readonly store: CredentialStore,
+    private readonly log: (line: string) => void,
+  ) {}
+
+  get registration(): StoredRegistration | undefined {
+    return this.store.get(this.http.baseUrl);
+  }
+
+  /** POST /api/v1/agent/identity; returns the raw answer and stores the registration. */
+  async register(input: { email?: string; name?: string }): Promise<{ identity: IdentityResponse; response: HttpResponse }> {
+    const body: Record<string, unknown> = input.email
+      ? { type: 'identity_assertion', assertion_type: 'verified_email', assertion: input.email }
+      : { type: 'anonymous' };
+    if (input.name !== undefined) body.client_name = input.name;
+    const response = await this.http.request('/api/v1/agent/identity', { json: body });
+    if (response.status < 200 || response.status >= 300) {
+      // A refused registration is an auth failure unless the input itself was wrong.
+      const code = [400, 413, 415, 422].includes(response.status) ? EXIT.invalid : response.status >= 500 ? EXIT.server : EXIT.auth;
+      throw new CliError(describeFailure(response), code, response);
+    }
+    const identity = response.body as IdentityResponse;
+    this.store.save(this.http.baseUrl, {
+      registration_id: identity.registration_id,
+      registration_type: identity.registration_type,
+      ...(input.email !== undefined ? { email: input.email } : {}),
+      ...(input.name !== undefined ? { client_name: input.name } : {}),
+      identity_assertion: identity.identity_assertion,
+      assertion_expires: identity.assertion_expires,
+      ...(identity.claim_token ? { claim_token: identity.claim_token } : {}),
+    });
+    return { identity, response };
+  }
+
+  /** A current access token, or undefined without a registration (anonymous). */
+  async bearer(forceRenew = false): Promise<string | undefined> {
+    const stored = this.registration;
+    if (!stored) return undefined;
+    if (!forceRenew && stored.access_token && fresh(stored.access_token_expires)) return stored.access_token;
+    return (await this.renew(stored)).access_token!;
+  }
+
+  /** Exchanges the assertion for a new access token; registers again (same type, name, e-mail) if the assertion has expired. */
+  async renew(stored: StoredRegistration): Promise<StoredRegistration> {
+    let current = stored;
+    if (!fresh(current.assertion_expires)) {
+      this.log('identity assertion expired: registering again');
+      await this.register({ email: current.email, name: current.client_name });
+      current = this.registration!;
+    }
+    this.log('renewing the access token from the stored assertion');
+    const response = await this.http.request('/oauth2/token', { form: { grant_type: JWT_BEARER, assertion: current.identity_assertion } });
+    if (response.status !== 200) {
+      const code = response.status >= 500 ? EXIT.server : EXIT.auth;
+      throw new CliError(
+        `${describeFailure(response)}\nthe stored registration ${current.registration_id} was refused; run \`leads logout\` then \`leads register\``,
+        code,
+        response,
+      );
+    }
+    const token = response.body as TokenResponse;
+    const updated: StoredRegistration = {
+      ...current,
+      access_token: token.access_token,
+      access_token_expires: new Date(Date.now() + token.expires_in * 1000).toISOString(),
+    };
+    this.store.save(this.http.baseUrl, updated);
+    return updated;
+  }
+
+  /**
+   * A request with the stored token (if any). A 401 triggers exactly one renewal and one retry; a second 401 is
+   * returned to the caller, never retried again.
+   */
+  async request(path: string, options: RequestOptions = {}): Promise<HttpResponse> {
+    const token = await this.bearer();
+    const withToken = (t: string | undefined): RequestOptions =>
+      t ? { ...options, headers: { ...options.headers, Authorization: `Bearer ${t}` } } : options;
+    const response = await this.http.request(path, withToken(token));
+    if (response.status !== 401 || !token) return response;
+    this.log('access token refused (401): renewing once');
+    const renewed = await this.bearer(true);
+    return this.http.request(path, withToken(renewed));
+  }
+
+  /** Revokes the registration by its assertion and forgets it. */
+  async logout(): Promise<{ registration?: StoredRegistration; response?: HttpResponse }> {
+    const stored = this.registration;
+    if (!stored) return {};
+    const response = ensureOk(await this.http.request('/oauth2/revoke', { form: { token: stored.identity_assertion } }));
+    this.store.remove(this.http.baseUrl);
+    return { registration: stored, response };
+  }
+}

@@ -1,0 +1,386 @@
+import { spawn, execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { Client } from 'pg';
+import { ServerProcess, freePort, startServer } from './support/server-process.js';
+import { TestDatabase, freshDatabase } from './support/test-app.js';
+
+// The command-line client as a user gets it: downloaded with curl from the running built server, then run as its own
+// process (through its shebang) for every command.
+
+const GENEROUS_LIMITS = {
+  RATE_LIMIT_ANONYMOUS: '1000000/60s',
+  RATE_LIMIT_AGENT: '10000000/60s',
+  RATE_LIMIT_REGISTRATION: '1000000/60s',
+  RATE_LIMIT_TOKEN: '1000000/60s',
+};
+const PACKAGE_VERSION = (JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version;
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+let work: string;
+let configDir: string;
+let leads: string;
+let database: TestDatabase;
+let server: ServerProcess;
+
+function run(args: string[], options: { input?: string; env?: Record<string, string> } = {}): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(leads, args, {
+      env: { PATH: process.env.PATH, HOME: work, LEADS_CONFIG_DIR: configDir, ...options.env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(options.input ?? '');
+  });
+}
+
+const credentialsFile = () => join(configDir, 'credentials.json');
+const readCredentials = () => JSON.parse(readFileSync(credentialsFile(), 'utf8')) as { servers: Record<string, Record<string, string>> };
+const stored = () => readCredentials().servers[server.baseUrl];
+function editStored(change: (entry: Record<string, string>) => void): void {
+  const data = readCredentials();
+  change(data.servers[server.baseUrl]);
+  writeFileSync(credentialsFile(), JSON.stringify(data), { mode: 0o600 });
+}
+const count = (text: string, needle: string) => text.split(needle).length - 1;
+
+/** Reads the child server's database directly. */
+async function query(sql: string): Promise<Record<string, unknown>[]> {
+  if (database.env.DATA_DIR) {
+    const db = new Database(join(database.env.DATA_DIR, 'leads.sqlite'), { readonly: true, fileMustExist: true });
+    try {
+      return db.prepare(sql).all() as Record<string, unknown>[];
+    } finally {
+      db.close();
+    }
+  }
+  const client = new Client({ connectionString: database.env.DATABASE_URL });
+  await client.connect();
+  try {
+    return (await client.query(sql)).rows;
+  } finally {
+    await client.end();
+  }
+}
+const leadCount = async () => Number((await query('SELECT COUNT(*) AS n FROM leads'))[0].n);
+
+async function stop(process: ServerProcess): Promise<void> {
+  if (process.child.exitCode === null) {
+    process.child.kill('SIGTERM');
+    await process.exit;
+  }
+}
+
+beforeAll(async () => {
+  work = mkdtempSync(join(tmpdir(), 'leads-cli-'));
+  configDir = join(work, 'config');
+  leads = join(work, 'leads');
+  database = await freshDatabase();
+  const port = await freePort();
+  server = await startServer({ ...GENEROUS_LIMITS, LOG_LEVEL: 'warn', PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, ...database.env }, port);
+  execFileSync('sh', ['-c', `curl -fsSL ${server.baseUrl}/cli/leads -o "${leads}" && chmod +x "${leads}"`]);
+});
+
+afterAll(async () => {
+  if (server) await stop(server);
+  await database?.drop();
+  rmSync(work, { recursive: true, force: true });
+});
+
+describe('distribution', () => {
+  it('serves the file with the base URL baked in, and /cli/ shows the install line, version and its SHA-256', async () => {
+    const file = readFileSync(leads);
+    expect(file.toString('utf8').startsWith('#!/usr/bin/env node\n')).toBe(true);
+    expect(file.toString('utf8')).toContain(JSON.stringify(server.baseUrl));
+    expect(file.toString('utf8')).not.toContain('__LEADS_BASE_URL__');
+    expect(statSync(leads).mode & 0o111).toBeTruthy();
+
+    const download = await fetch(`${server.baseUrl}/cli/leads`);
+    expect(download.status).toBe(200);
+    expect(download.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    expect(download.headers.get('content-disposition')).toBe('attachment; filename="leads"');
+    expect(download.headers.get('access-control-allow-origin')).toBe('*');
+    const etag = download.headers.get('etag')!;
+    expect(etag).toMatch(/^"[0-9a-f]+"$/);
+    // curl, not fetch: fetch adds Cache-Control: no-cache to conditional requests, which rightly defeats them.
+    const conditional = execFileSync('curl', ['-s', '-o', '/dev/null', '-w', '%{http_code}', '-H', `If-None-Match: ${etag}`, `${server.baseUrl}/cli/leads`]);
+    expect(conditional.toString()).toBe('304');
+
+    const page = await fetch(`${server.baseUrl}/cli/`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    const html = await page.text();
+    expect(html).toContain(`curl -fsSL ${server.baseUrl}/cli/leads -o leads &amp;&amp; chmod +x leads`);
+    expect(html).toContain(`<td id="version">${PACKAGE_VERSION}</td>`);
+    const sha256 = createHash('sha256').update(file).digest('hex');
+    expect(html).toContain(`<code id="sha256">${sha256}</code>`);
+  });
+
+  it('--version, --help globally and per command', async () => {
+    expect(await run(['--version'])).toMatchObject({ code: 0, stdout: `${PACKAGE_VERSION}\n` });
+    const help = await run(['--help']);
+    expect(help.code).toBe(0);
+    for (const command of ['health', 'info', 'submit', 'sandbox', 'register', 'token', 'graphql', 'import', 'logout']) {
+      expect(help.stdout).toContain(`  ${command}`);
+      const own = await run([command, '--help']);
+      expect(own.code).toBe(0);
+      expect(own.stdout).toContain(`Usage: leads ${command}`);
+    }
+  });
+
+  it('usage errors exit 1', async () => {
+    expect((await run([])).code).toBe(1);
+    expect(await run(['frobnicate'])).toMatchObject({ code: 1, stderr: expect.stringContaining('unknown command "frobnicate"') });
+    expect(await run(['submit', '--bogus', 'x'])).toMatchObject({ code: 1, stderr: expect.stringContaining('unknown option --bogus') });
+    expect(await run(['health', 'extra'])).toMatchObject({ code: 1 });
+    expect(await run(['graphql'])).toMatchObject({ code: 1 });
+    expect(await run(['health', '--base-url', 'ftp://x'])).toMatchObject({ code: 1 });
+  });
+});
+
+describe('anonymous commands', () => {
+  it('health and info', async () => {
+    const health = await run(['health']);
+    expect(health).toMatchObject({ code: 0, stdout: expect.stringMatching(/^ok \(version 1\.0\.0\)/) });
+    const raw = await run(['health', '--json']);
+    expect(JSON.parse(raw.stdout)).toMatchObject({ status: 'ok', version: PACKAGE_VERSION });
+    const info = await run(['info']);
+    expect(info.code).toBe(0);
+    expect(info.stdout).toContain(`links.cli: ${server.baseUrl}/cli/`);
+    expect(JSON.parse((await run(['info', '--json'])).stdout).links.cli).toBe(`${server.baseUrl}/cli/`);
+  });
+
+  it('sandbox: valid exits 0, invalid exits 2 with code, detail, hint and pointer', async () => {
+    const valid = await run(['sandbox', '--nome', ' Maria Silva ', '--email', 'maria@example.com']);
+    expect(valid.code).toBe(0);
+    expect(valid.stdout).toContain('valid (nothing stored)');
+    expect(valid.stdout).toContain('nome: Maria Silva');
+    const invalid = await run(['sandbox', '--nome', 'Maria', '--email', 'not-an-email']);
+    expect(invalid.code).toBe(2);
+    expect(invalid.stderr).toMatch(/error: validation_failed \(HTTP 422\): .+/);
+    expect(invalid.stderr).toMatch(/ {2}\/email: .+/);
+    expect(invalid.stderr).toMatch(/hint: .+/);
+    const raw = await run(['sandbox', '--json', '--email', 'x'], {});
+    expect(raw.code).toBe(2);
+    expect(JSON.parse(raw.stdout)).toMatchObject({ status: 422, code: 'validation_failed' });
+    expect(await leadCount()).toBe(0);
+  });
+
+  it('submit via flags, via stdin JSON and via --file; bad JSON on stdin is invalid input', async () => {
+    const flags = await run(['submit', '--nome', 'Ana Flags', '--email', 'ana@example.com', '--empresa', 'Acme', '--origem', 'cli']);
+    expect(flags.code).toBe(0);
+    expect(flags.stdout).toMatch(/^stored: lead [0-9a-f-]{36} received at /);
+    const stdin = await run(['submit', '--json'], { input: JSON.stringify({ nome: 'Bia Stdin', email: 'bia@example.com', mensagem: 'via stdin' }) });
+    expect(stdin.code).toBe(0);
+    expect(JSON.parse(stdin.stdout)).toMatchObject({ status: 'received' });
+    const path = join(work, 'lead.json');
+    writeFileSync(path, JSON.stringify({ nome: 'Caio File', email: 'caio@example.com' }));
+    expect((await run(['submit', '--file', path, '--empresa', 'Override'])).code).toBe(0);
+    expect((await run(['submit'], { input: '{not json' })).code).toBe(2);
+    const rows = await query("SELECT nome, empresa, registration_id FROM leads ORDER BY nome");
+    expect(rows).toEqual([
+      { nome: 'Ana Flags', empresa: 'Acme', registration_id: null },
+      { nome: 'Bia Stdin', empresa: null, registration_id: null },
+      { nome: 'Caio File', empresa: 'Override', registration_id: null },
+    ]);
+  });
+
+  it('server down exits 5', async () => {
+    const port = await freePort();
+    const down = await run(['health', '--base-url', `http://127.0.0.1:${port}`]);
+    expect(down.code).toBe(5);
+    expect(down.stderr).toContain(`cannot reach http://127.0.0.1:${port}`);
+    expect((await run(['submit', '--nome', 'X', '--email', 'x@example.com'], { env: { LEADS_BASE_URL: `http://127.0.0.1:${port}` } })).code).toBe(5);
+  });
+});
+
+describe('registration and tokens', () => {
+  it('token without a registration exits 3', async () => {
+    expect(await run(['token'])).toMatchObject({ code: 3, stderr: expect.stringContaining('leads register') });
+  });
+
+  it('register stores the credentials with mode 0600', async () => {
+    const result = await run(['register', '--name', 'CLI e2e']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^registered reg_[A-Za-z0-9_-]+ \(anonymous\)/);
+    expect(statSync(credentialsFile()).mode & 0o777).toBe(0o600);
+    expect(stored()).toMatchObject({
+      registration_id: expect.stringMatching(/^reg_/),
+      registration_type: 'anonymous',
+      client_name: 'CLI e2e',
+      identity_assertion: expect.any(String),
+      assertion_expires: expect.any(String),
+      access_token: expect.any(String),
+    });
+  });
+
+  it('token prints a JWT, reuses it, and renews it from the assertion when it is gone', async () => {
+    const first = await run(['token', '--verbose']);
+    expect(first.code).toBe(0);
+    expect(first.stdout.trim()).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
+    expect(first.stderr).not.toContain('/oauth2/token');
+    const second = await run(['token']);
+    expect(second.stdout).toBe(first.stdout);
+    editStored((entry) => {
+      delete entry.access_token;
+      delete entry.access_token_expires;
+    });
+    const renewed = await run(['token', '--verbose']);
+    expect(renewed.code).toBe(0);
+    expect(count(renewed.stderr, 'POST /oauth2/token -> 200')).toBe(1);
+    expect(renewed.stdout).not.toBe(first.stdout);
+    expect(stored().access_token).toBe(renewed.stdout.trim());
+  });
+
+  it('submit with the stored token records the registration', async () => {
+    const result = await run(['submit', '--json', '--nome', 'Dora Agent', '--email', 'dora@example.com']);
+    expect(result.code).toBe(0);
+    const { id } = JSON.parse(result.stdout);
+    expect(await query(`SELECT registration_id FROM leads WHERE id = '${id}'`)).toEqual([{ registration_id: stored().registration_id }]);
+  });
+
+  it('a refused token is renewed exactly once, then the call succeeds', async () => {
+    editStored((entry) => {
+      entry.access_token = `${entry.access_token.slice(0, -6)}AAAAAA`;
+    });
+    const result = await run(['info', '--verbose']);
+    expect(result.code).toBe(0);
+    expect(count(result.stderr, 'GET /api/v1/info -> 401')).toBe(1);
+    expect(count(result.stderr, 'POST /oauth2/token -> 200')).toBe(1);
+    expect(count(result.stderr, 'GET /api/v1/info -> 200')).toBe(1);
+  });
+
+  it('graphql runs a query with variables; a bad query exits 2', async () => {
+    const result = await run(['graphql', '{ health { status version } }']);
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual({ health: { status: 'ok', version: PACKAGE_VERSION } });
+    const withVariables = await run(['graphql', 'query ($slug: String!) { doc(slug: $slug) { slug } }', '--variables', '{"slug":"quickstart"}', '--json']);
+    expect(withVariables.code).toBe(0);
+    expect(JSON.parse(withVariables.stdout)).toEqual({ data: { doc: { slug: 'quickstart' } } });
+    const bad = await run(['graphql', '{ nope }']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('error: GRAPHQL_VALIDATION_FAILED');
+  });
+
+  it('an expired assertion is replaced by registering again with the same type, name and e-mail', async () => {
+    expect((await run(['register', '--email', 'ops@example.com', '--name', 'Mailer'])).code).toBe(0);
+    const before = stored();
+    expect(before).toMatchObject({ registration_type: 'identity_assertion', email: 'ops@example.com' });
+    editStored((entry) => {
+      entry.assertion_expires = new Date(Date.now() - 1000).toISOString();
+      delete entry.access_token;
+    });
+    const result = await run(['token', '--verbose']);
+    expect(result.code).toBe(0);
+    expect(count(result.stderr, 'POST /api/v1/agent/identity -> 200')).toBe(1);
+    expect(stored()).toMatchObject({ registration_type: 'identity_assertion', email: 'ops@example.com', client_name: 'Mailer' });
+    expect(stored().registration_id).not.toBe(before.registration_id);
+  });
+
+  it('logout revokes the registration and deletes the credentials; token then refuses', async () => {
+    const assertion = stored().identity_assertion;
+    const result = await run(['logout']);
+    expect(result).toMatchObject({ code: 0, stdout: expect.stringMatching(/^revoked reg_/) });
+    expect(existsSync(credentialsFile())).toBe(false);
+    const exchange = await fetch(`${server.baseUrl}/oauth2/token`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion }),
+    });
+    expect(exchange.status).toBe(400);
+    expect(((await exchange.json()) as { error: string }).error).toBe('invalid_grant');
+    expect((await run(['token'])).code).toBe(3);
+    expect(await run(['logout'])).toMatchObject({ code: 0, stdout: expect.stringContaining('not registered') });
+  });
+});
+
+describe('import', () => {
+  const csv = [
+    'nome,email,telefone,empresa,mensagem,origem',
+    'Eva Import,eva@example.com,+55 11 98765-4321,Acme,hello,csv',
+    'Bad Mail,not-an-email,,,,csv',
+    '"Silva, Fábio",fabio@example.com,,"Empresa ""Entre Aspas""","line one',
+    'line two, with comma",csv',
+    'Too,few,columns',
+    'Gil Import,gil@example.com,,,,',
+  ].join('\r\n');
+
+  it('stores each good row once, reports bad rows by number, and a rerun replays', async () => {
+    const path = join(work, 'leads.csv');
+    writeFileSync(path, csv);
+    const before = await leadCount();
+    const first = await run(['import', path]);
+    expect(first.code).toBe(2);
+    expect(first.stdout).toContain('row 1: ok\n');
+    expect(first.stdout).toMatch(/row 2: failed: validation_failed \(\/email: .+\)/);
+    expect(first.stdout).toContain('3 stored, 0 already stored (replayed), 2 failed');
+    expect(first.stdout).toContain('failed rows: 2, 4');
+    expect(first.stdout).toContain('row 4: expected 6 columns, found 3');
+    expect(await leadCount()).toBe(before + 3);
+    const quoted = await query("SELECT empresa, mensagem FROM leads WHERE email = 'fabio@example.com'");
+    expect(quoted).toEqual([{ empresa: 'Empresa "Entre Aspas"', mensagem: 'line one\r\nline two, with comma' }]);
+
+    const second = await run(['import', path]);
+    expect(second.code).toBe(2);
+    expect(second.stdout).toContain('row 1: ok (already stored)');
+    expect(second.stdout).toContain('0 stored, 3 already stored (replayed), 2 failed');
+    expect(second.stdout).toContain('failed rows: 2, 4');
+    expect(await leadCount()).toBe(before + 3);
+  });
+
+  it('imports JSONL, with --json', async () => {
+    const path = join(work, 'leads.jsonl');
+    writeFileSync(path, '{"nome":"Hugo Jsonl","email":"hugo@example.com"}\n\n{broken\n');
+    const result = await run(['import', path, '--json']);
+    expect(result.code).toBe(2);
+    const summary = JSON.parse(result.stdout);
+    expect(summary).toMatchObject({ stored: 1, replayed: 0, failed: 1, total: 2 });
+    expect(summary.rows[1]).toMatchObject({ row: 2, status: 'failed', reason: expect.stringContaining('invalid JSON') });
+    expect((await run(['import', join(work, 'missing.csv')])).code).toBe(1);
+  });
+});
+
+describe('rate limits', () => {
+  let limited: ServerProcess;
+  let limitedDb: TestDatabase;
+
+  afterAll(async () => {
+    if (limited) await stop(limited);
+    await limitedDb?.drop();
+  });
+
+  it('waits Retry-After, retries three times, then exits 4', async () => {
+    limitedDb = await freshDatabase();
+    limited = await startServer({ ...GENEROUS_LIMITS, RATE_LIMIT_ANONYMOUS: '2/2s', RATE_LIMIT_AGENT: '20/2s', LOG_LEVEL: 'warn', ...limitedDb.env });
+    // Keep the anonymous quota of this address spent while the client retries.
+    let hammering = true;
+    const hammer = (async () => {
+      while (hammering) await fetch(`${limited.baseUrl}/api/v1/info`).then((r) => r.arrayBuffer()).catch(() => undefined);
+    })();
+    const started = Date.now();
+    try {
+      const result = await run(['info', '--verbose', '--base-url', limited.baseUrl]);
+      expect(result.code).toBe(4);
+      expect(count(result.stderr, 'GET /api/v1/info -> 429')).toBe(4);
+      expect(count(result.stderr, 'rate limited: retrying in')).toBe(3);
+      expect(result.stderr).toContain('error: rate_limited (HTTP 429)');
+      expect(Date.now() - started).toBeLessThan(15_000);
+    } finally {
+      hammering = false;
+      await hammer;
+    }
+  });
+});
