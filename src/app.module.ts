@@ -7,6 +7,7 @@ import { ConfigModule } from './config/config.module.js';
 import { DatabaseModule } from './database/database.module.js';
 import { DiscoveryModule } from './discovery/discovery.module.js';
 import { DocsModule } from './docs/docs.module.js';
+import { FormsModule } from './forms/forms.module.js';
 import { RawBodyMiddleware } from './http/raw-body.middleware.js';
 import { GraphqlModule } from './graphql/graphql.module.js';
 import { IdentityModule } from './identity/identity.module.js';
@@ -43,6 +44,7 @@ export class AppModule implements NestModule {
         GraphqlModule,
         McpModule,
         CliModule,
+        FormsModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: ProblemFilter },

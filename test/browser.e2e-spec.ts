@@ -1,0 +1,308 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { createServer, Server } from 'node:http';
+import { join } from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { chromium } from 'playwright-core';
+import { expectContract } from './support/contract.js';
+import { freePort } from './support/server-process.js';
+import { countLeads, startTestApp, TestApp } from './support/test-app.js';
+
+/** Debian's chromium package; the suite never downloads a browser. */
+const CHROMIUM = '/usr/bin/chromium';
+const HAVE_CHROMIUM = existsSync(CHROMIUM);
+const ARTIFACTS = join(process.cwd(), 'test-artifacts', 'browser');
+const FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+if (!HAVE_CHROMIUM) {
+  console.warn(`browser suite skipped: ${CHROMIUM} not found (install Debian's chromium package to run it)`);
+}
+
+/** A customer's page on another origin: the two pasted lines, nothing else from the service. */
+function customerPage(apiBase: string, extra = ''): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>ACME · contact</title><script src="${apiBase}/forms/leads.js" defer></script></head>
+<body><h1>ACME contact</h1>
+<form data-leads data-origem="customer-site" data-success="Obrigado! Recebemos seu contato."${extra}>
+<label for="nome">Name</label> <input id="nome" name="nome">
+<label for="email">E-mail</label> <input id="email" name="email" type="email">
+<label for="empresa">Company</label> <input id="empresa" name="empresa">
+<label for="mensagem">Message</label> <textarea id="mensagem" name="mensagem"></textarea>
+<button type="submit">Send</button>
+</form></body></html>`;
+}
+
+/** Runs with or without Chromium: what the two URLs answer over plain HTTP. */
+describe('forms over HTTP', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('serves the script cacheable and loadable from any origin', async () => {
+    const res = expectContract(await t.http.get('/forms/leads.js').set('Origin', 'https://customer.example'));
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe('text/javascript; charset=utf-8');
+    expect(res.headers['cache-control']).toBe('public, max-age=300');
+    expect(res.headers['access-control-allow-origin']).toBe('*');
+    expect(res.headers['cross-origin-resource-policy']).toBe('cross-origin');
+    expect(res.text).not.toMatch(/document\.cookie|localStorage|sessionStorage/);
+    expect(() => new Function(res.text)).not.toThrow();
+  });
+
+  it('serves the example page with the two lines to paste, escaped', async () => {
+    const res = expectContract(await t.http.get('/forms/example'));
+    expect(res.status).toBe(200);
+    expect(res.text).toContain('&lt;script src=&quot;http://leads.test/forms/leads.js&quot; defer&gt;&lt;/script&gt;');
+    expect(res.text).toContain('&lt;form data-leads');
+    expect(res.text).toContain('<script src="/forms/leads.js" defer></script>');
+    expect(res.text).toContain('<meta name="viewport"');
+  });
+});
+
+const describeBrowser = HAVE_CHROMIUM ? describe : describe.skip;
+
+describeBrowser(HAVE_CHROMIUM ? `browser (Chromium at ${CHROMIUM})` : `browser (SKIPPED: ${CHROMIUM} not found)`, () => {
+  let t: TestApp;
+  let limited: TestApp;
+  let appBase: string;
+  let limitedBase: string;
+  let customer: Server;
+  let customerBase: string;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  let leadPosts: number;
+
+  const shot = (name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+  /** Swagger UI's full page is tens of thousands of pixels tall: capture the top of one operation, up to its live response. */
+  async function shotOf(target: ReturnType<Page['locator']>, name: string): Promise<void> {
+    await target.scrollIntoViewIfNeeded();
+    const box = (await target.boundingBox())!;
+    const live = await target.locator('.live-responses-table').first().boundingBox();
+    const height = live ? Math.min(live.y + live.height - box.y, 2200) : Math.min(box.height, 1200);
+    await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true, clip: { x: box.x, y: box.y + (await page.evaluate<number>('scrollY')), width: box.width, height } });
+  }
+  const status = () => page.locator('[data-leads-status]');
+
+  async function fill(p: Page, values: Record<string, string>): Promise<void> {
+    for (const [name, value] of Object.entries(values)) await p.fill(`[name="${name}"]`, value);
+  }
+
+  beforeAll(async () => {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    const [port, limitedPort, customerPort] = [await freePort(), await freePort(), await freePort()];
+    appBase = `http://127.0.0.1:${port}`;
+    limitedBase = `http://127.0.0.1:${limitedPort}`;
+    t = await startTestApp({ PUBLIC_BASE_URL: appBase });
+    await t.app.listen(port, '127.0.0.1');
+    limited = await startTestApp({ PUBLIC_BASE_URL: limitedBase, RATE_LIMIT_ANONYMOUS: '2/60s', RATE_LIMIT_AGENT: '20/60s' });
+    await limited.app.listen(limitedPort, '127.0.0.1');
+    customer = createServer((req, res) => {
+      const html = req.url === '/limited' ? customerPage(limitedBase) : customerPage(appBase);
+      res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' }).end(html);
+    });
+    customer.listen(customerPort, '127.0.0.1');
+    customerBase = `http://localhost:${customerPort}`;
+    // launch() gives Chromium a new empty --user-data-dir of its own and deletes it on close.
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    customer?.close();
+    await t?.close();
+    await limited?.close();
+  });
+
+  beforeEach(async () => {
+    context = await browser.newContext({ viewport: { width: 1000, height: 900 } });
+    page = await context.newPage();
+    leadPosts = 0;
+    page.on('request', (r) => {
+      if (r.method() === 'POST' && r.url().endsWith('/api/v1/lead')) leadPosts += 1;
+    });
+  });
+
+  afterEach(async () => {
+    await context?.close();
+  });
+
+  it('(a) a valid fill on another origin shows success and stores one lead', async () => {
+    const before = await countLeads(t.dataSource);
+    await page.goto(customerBase);
+    await fill(page, { nome: 'Maria Silva', email: 'maria@example.com', empresa: 'ACME', mensagem: 'Orçamento' });
+    await page.click('button[type=submit]');
+    await page.waitForSelector('[data-leads-status][data-state=success]');
+    expect(await status().textContent()).toBe('Obrigado! Recebemos seu contato.');
+    await shot('a-valid-success');
+    expect(await countLeads(t.dataSource)).toBe(before + 1);
+    const [row] = await t.dataSource.query('SELECT * FROM leads ORDER BY received_at DESC LIMIT 1');
+    expect(row).toMatchObject({ email: 'maria@example.com', origem: 'customer-site' });
+  });
+
+  it('(b) an invalid e-mail shows the message beside the e-mail field and stores nothing', async () => {
+    const before = await countLeads(t.dataSource);
+    await page.goto(customerBase);
+    await fill(page, { nome: 'Maria Silva', email: 'not-an-address' });
+    await page.click('button[type=submit]');
+    const email = page.locator('#email');
+    await page.waitForSelector('#email[aria-invalid=true]');
+    const describedBy = (await email.getAttribute('aria-describedby'))!;
+    const message = page.locator(`#${describedBy.split(' ')[0]}`);
+    expect(await message.textContent()).toMatch(/email must be an address/);
+    // Beside the field: the error element follows the input directly.
+    expect(await email.evaluate((el) => el.nextElementSibling?.id)).toBe(describedBy.split(' ')[0]);
+    expect(await page.locator('#nome').getAttribute('aria-invalid')).toBeNull();
+    expect(await status().getAttribute('aria-live')).toBe('polite');
+    expect(await page.locator('button[type=submit]').isEnabled()).toBe(true);
+    await shot('b-invalid-email');
+    expect(await countLeads(t.dataSource)).toBe(before);
+  });
+
+  it('(c) a double click and a fast double submit each store exactly one lead', async () => {
+    const before = await countLeads(t.dataSource);
+    await page.goto(customerBase);
+    await fill(page, { nome: 'Dupla', email: 'dupla@example.com' });
+    await page.dblclick('button[type=submit]');
+    await page.waitForSelector('[data-leads-status][data-state=success]');
+    await shot('c-double-click');
+    expect(await countLeads(t.dataSource)).toBe(before + 1);
+    expect(leadPosts).toBe(1);
+
+    await fill(page, { nome: 'Dupla Dois', email: 'dupla2@example.com' });
+    // Strings, not functions: the test compiles without the DOM library.
+    await page.evaluate("const form = document.querySelector('form[data-leads]'); form.requestSubmit(); form.requestSubmit();");
+    await page.waitForFunction("document.querySelector('[data-leads-status]').getAttribute('data-state') === 'success' && !document.querySelector('form[aria-busy]')");
+    expect(await countLeads(t.dataSource)).toBe(before + 2);
+    expect(leadPosts).toBe(2);
+  });
+
+  it('(d) a filled honeypot shows success and sends nothing', async () => {
+    const before = await countLeads(t.dataSource);
+    await page.goto(customerBase);
+    const trap = page.locator('input[name=website]');
+    expect(await trap.getAttribute('tabindex')).toBe('-1');
+    expect(await trap.getAttribute('autocomplete')).toBe('off');
+    expect(await trap.isVisible()).toBe(true); // present for bots, but off-screen:
+    expect((await trap.boundingBox())!.x).toBeLessThan(0);
+    await fill(page, { nome: 'Bot', email: 'bot@example.com', website: 'http://spam.example' });
+    await page.click('button[type=submit]');
+    await page.waitForSelector('[data-leads-status][data-state=success]');
+    await shot('d-honeypot');
+    expect(leadPosts).toBe(0);
+    expect(await countLeads(t.dataSource)).toBe(before);
+  });
+
+  it('(e) a 429 tells the user how long to wait', async () => {
+    await page.goto(`${customerBase}/limited`);
+    for (let i = 1; i <= 2; i++) {
+      await fill(page, { nome: `Quota ${i}`, email: `quota${i}@example.com` });
+      await page.click('button[type=submit]');
+      await page.waitForSelector('[data-leads-status][data-state=success]');
+    }
+    await fill(page, { nome: 'Quota 3', email: 'quota3@example.com' });
+    await page.click('button[type=submit]');
+    await page.waitForSelector('[data-leads-status][data-state=wait]');
+    const text = (await status().textContent())!;
+    expect(text).toMatch(/wait \d+ seconds/);
+    expect(await page.locator('button[type=submit]').isDisabled()).toBe(true);
+    await shot('e-rate-limited');
+    expect(await countLeads(limited.dataSource)).toBe(2);
+  });
+
+  it('(f) Swagger UI lists every operation; Try it out works for sandbox, lead, registration, token and Authorize', async () => {
+    const contract = (await (await fetch(`${appBase}/docs/openapi-leads.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
+    const methods = ['get', 'post', 'put', 'patch', 'delete', 'head', 'options'];
+    const expected = Object.entries(contract.paths).flatMap(([path, item]) => Object.keys(item).filter((m) => methods.includes(m)).map((m) => `${m.toUpperCase()} ${path}`));
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
+    const offsite: string[] = [];
+    page.on('request', (r) => !r.url().startsWith(appBase) && !r.url().startsWith('data:') && offsite.push(r.url()));
+    await page.goto(`${appBase}/docs`);
+    await page.waitForSelector('.opblock');
+    const shown = await page.$$eval('.opblock', (blocks) =>
+      blocks.map((b) => `${b.querySelector('.opblock-summary-method')?.textContent?.trim()} ${b.querySelector('.opblock-summary-path')?.getAttribute('data-path')}`),
+    );
+    expect(new Set(shown)).toEqual(new Set(expected));
+    await page.screenshot({ path: join(ARTIFACTS, 'f-swagger-operations.png') });
+
+    const operation = (operationId: string) => page.locator(`.opblock[id^="operations-"][id$="-${operationId}"]`).first();
+    async function tryOut(operationId: string, before?: (op: ReturnType<Page['locator']>) => Promise<void>): Promise<string> {
+      const op = operation(operationId);
+      if (!(await op.locator('.try-out').isVisible())) await op.locator('.opblock-summary').first().click();
+      await op.locator('button.try-out__btn').click();
+      if (before) await before(op);
+      await op.locator('button.execute').click();
+      const cell = op.locator('.live-responses-table tr.response .response-col_status').first();
+      await cell.waitFor();
+      return (await cell.textContent())!.trim();
+    }
+
+    expect(await tryOut('validateLead')).toMatch(/^200/);
+    await shotOf(operation('validateLead'), 'f-swagger-sandbox-200');
+    expect(await tryOut('createLead')).toMatch(/^201/);
+    await shotOf(operation('createLead'), 'f-swagger-lead-201');
+
+    expect(await tryOut('registerAgentIdentity')).toMatch(/^200/);
+    const registration = JSON.parse((await operation('registerAgentIdentity').locator('.live-responses-table .microlight').first().textContent())!);
+    const assertion = registration.identity_assertion as string;
+    expect(assertion).toBeTruthy();
+
+    expect(
+      await tryOut('issueToken', async (op) => {
+        await op.locator('tr[data-param-name=assertion] input, input[placeholder=assertion]').first().fill(assertion);
+      }),
+    ).toMatch(/^200/);
+    await shotOf(operation('issueToken'), 'f-swagger-token-200');
+    const token = JSON.parse((await operation('issueToken').locator('.live-responses-table .microlight').first().textContent())!).access_token as string;
+
+    await page.locator('button.authorize').first().click();
+    await page.locator('.auth-container input[type=text], .auth-container input').first().fill(token);
+    await page.locator('.auth-container button.authorize').first().click();
+    await page.locator('button.btn-done, .modal-ux button.close-modal').first().click();
+    await operation('validateLead').locator('button.execute').click();
+    await page.waitForTimeout(300);
+    const curl = await operation('validateLead').locator('.curl-command').first().textContent();
+    expect(curl).toContain(`Bearer ${token}`);
+    await shotOf(operation('validateLead'), 'f-swagger-authorized-sandbox');
+    expect(offsite).toEqual([]);
+    expect(errors).toEqual([]);
+  });
+
+  it('(g) the example page works end to end', async () => {
+    const before = await countLeads(t.dataSource);
+    await page.goto(`${appBase}/forms/example`);
+    expect(await page.locator('#snippet-script').textContent()).toBe(`<script src="${appBase}/forms/leads.js" defer></script>`);
+    expect(await page.locator('#snippet-form').textContent()).toContain('<form data-leads');
+    await fill(page, { nome: 'Exemplo', email: 'exemplo@example.com', mensagem: 'Do exemplo' });
+    await page.click('form[data-leads] button[type=submit]');
+    await page.waitForSelector('[data-leads-status][data-state=success]');
+    await shot('g-example-success');
+    expect(await countLeads(t.dataSource)).toBe(before + 1);
+  });
+
+  it('(h) the example form fits a 375 px screen without horizontal scrolling', async () => {
+    await page.setViewportSize({ width: 375, height: 800 });
+    await page.goto(`${appBase}/forms/example`);
+    await fill(page, { email: 'x' });
+    await page.click('form[data-leads] button[type=submit]');
+    await page.waitForSelector('#email[aria-invalid=true]');
+    expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(375);
+    await shot('h-narrow-example');
+    await page.goto(`${appBase}/docs/quickstart`);
+    expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(375);
+  });
+});
