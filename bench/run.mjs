@@ -1,0 +1,415 @@
+// Side-by-side benchmarks of the service against the bare baseline (bench/baseline.mjs), with autocannon.
+// Usage (after `npm run build`): node bench/run.mjs [--duration 10] [--rounds 3] [--connections 50] [--warmup 1]
+//                                                  [--only lead,health] [--out bench/RESULTS.md]
+// SQLite by default; with TEST_DATABASE_URL the service runs on PostgreSQL (the baseline always stays on SQLite).
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { cpus, tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, URLSearchParams } from 'node:url';
+import { performance } from 'node:perf_hooks';
+import { clearTimeout, setTimeout } from 'node:timers';
+import { createRequire } from 'node:module';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const SERVICE = join(ROOT, 'dist/src/main.js');
+const BASELINE = join(ROOT, 'bench/baseline.mjs');
+const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
+const HEALTH_TIMEOUT_MS = 30_000;
+
+const LEAD = {
+  nome: '  Maria   Fernanda Souza ',
+  email: 'maria.souza@SouzaEFilhos.com.BR',
+  telefone: '+55 (11) 98765-4321',
+  empresa: 'Souza & Filhos',
+  mensagem: 'Olá!\nPodem me ligar?',
+  origem: 'bench',
+};
+const JSON_HEADERS = { 'content-type': 'application/json' };
+const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' };
+
+// ---------------------------------------------------------------------------------------------------------------
+// Options
+
+function parseArgs(argv) {
+  const options = { duration: 10, rounds: 3, connections: 50, warmup: 1, only: undefined, out: join(ROOT, 'bench/RESULTS.md') };
+  for (let i = 0; i < argv.length; i++) {
+    const [flag, inline] = argv[i].split('=', 2);
+    const value = () => inline ?? argv[++i];
+    switch (flag) {
+      case '--duration':
+      case '--rounds':
+      case '--connections':
+      case '--warmup': {
+        const number = Number(value());
+        if (!Number.isFinite(number) || number < 0 || (flag !== '--warmup' && number < 1)) throw new Error(`${flag} needs a positive number`);
+        options[flag.slice(2)] = number;
+        break;
+      }
+      case '--only':
+        options.only = value().split(',').map((name) => name.trim());
+        break;
+      case '--out':
+        options.out = resolve(value());
+        break;
+      default:
+        throw new Error(`Unknown option ${argv[i]}; see the head of bench/run.mjs`);
+    }
+  }
+  return options;
+}
+
+let autocannonVersion = 'unknown';
+
+/** autocannon is a devDependency; AUTOCANNON_DIR (a folder with node_modules/autocannon) is a fallback for trying it out. */
+async function loadAutocannon() {
+  try {
+    const autocannon = (await import('autocannon')).default;
+    autocannonVersion = packageVersion('autocannon');
+    return autocannon;
+  } catch (error) {
+    if (!process.env.AUTOCANNON_DIR) throw new Error(`autocannon is not installed (npm install -D autocannon): ${error.message}`, { cause: error });
+    const require = createRequire(join(resolve(process.env.AUTOCANNON_DIR), 'noop.js'));
+    autocannonVersion = `${require('autocannon/package.json').version} (from AUTOCANNON_DIR)`;
+    return require('autocannon');
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Processes
+
+const hasTaskset = spawnSync('taskset', ['-V']).status === 0 && cpus().length > 1;
+
+function freePort() {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
+/** Spawns a server (pinned to CPU 0 when taskset is there), waits for its first healthy answer. */
+async function startServer(kind) {
+  const port = await freePort();
+  const dataDir = mkdtempSync(join(tmpdir(), `bench-${kind}-`));
+  const base = `http://127.0.0.1:${port}`;
+  const env = { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'production', PORT: String(port), DATA_DIR: dataDir };
+  if (kind === 'service') {
+    Object.assign(env, {
+      PUBLIC_BASE_URL: base,
+      LOG_LEVEL: 'warn',
+      // Far beyond any load here, so limits never trigger; the agent quota must be ≥ 10× the anonymous one.
+      RATE_LIMIT_ANONYMOUS: '100000000/1s',
+      RATE_LIMIT_AGENT: '1000000000/1s',
+      RATE_LIMIT_REGISTRATION: '100000000/1s',
+      RATE_LIMIT_TOKEN: '100000000/1s',
+    });
+    if (process.env.TEST_DATABASE_URL) env.DATABASE_URL = process.env.TEST_DATABASE_URL;
+  }
+  const script = kind === 'service' ? SERVICE : BASELINE;
+  const [command, args] = hasTaskset ? ['taskset', ['-c', '0', process.execPath, script]] : [process.execPath, [script]];
+  const started = performance.now();
+  const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (chunk) => (stderr = (stderr + chunk).slice(-4000)));
+  let exited = false;
+  child.once('exit', () => (exited = true));
+
+  for (;;) {
+    if (exited) throw new Error(`${kind} exited before it was healthy:\n${stderr}`);
+    if (performance.now() - started > HEALTH_TIMEOUT_MS) {
+      child.kill('SIGKILL');
+      throw new Error(`${kind} not healthy after ${HEALTH_TIMEOUT_MS} ms:\n${stderr}`);
+    }
+    try {
+      const res = await fetch(`${base}/api/v1/health`);
+      await res.arrayBuffer();
+      if (res.status === 200) break;
+    } catch {
+      // not listening yet
+    }
+    await sleep(10);
+  }
+  const healthyMs = performance.now() - started;
+
+  const stop = async () => {
+    const peakRssMb = readPeakRss(child.pid);
+    if (!exited) {
+      const gone = new Promise((done) => child.once('exit', done));
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+      await gone;
+      clearTimeout(timer);
+    }
+    rmSync(dataDir, { recursive: true, force: true });
+    return { peakRssMb, stderr };
+  };
+  return { base, healthyMs, stop };
+}
+
+/** VmHWM: the peak resident set size of the process, in MB. */
+function readPeakRss(pid) {
+  try {
+    const match = /^VmHWM:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) / 1024 : NaN;
+  } catch {
+    return NaN;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Scenarios
+
+async function call(base, path, init) {
+  const res = await fetch(base + path, init);
+  const text = await res.text();
+  let body;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = text;
+  }
+  return { status: res.status, body, headers: res.headers };
+}
+
+async function registerAndExchange(base) {
+  const reg = await call(base, '/api/v1/agent/identity', { method: 'POST', headers: JSON_HEADERS, body: JSON.stringify({ type: 'anonymous', client_name: 'bench' }) });
+  if (reg.status !== 200) throw new Error(`registration answered ${reg.status}: ${JSON.stringify(reg.body)}`);
+  const form = new URLSearchParams({ grant_type: JWT_BEARER, assertion: reg.body.identity_assertion }).toString();
+  const tok = await call(base, '/oauth2/token', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form });
+  if (tok.status !== 200) throw new Error(`token exchange answered ${tok.status}: ${JSON.stringify(tok.body)}`);
+  return tok.body.access_token;
+}
+
+const leadBody = JSON.stringify(LEAD);
+const mcpBody = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'validate_lead', arguments: LEAD } });
+
+/**
+ * Each scenario: `baseline` when bench/baseline.mjs serves it too; `prepare(base)` returns the autocannon options
+ * (after any setup against that process); `check(res)` validates one sample answer before the load starts.
+ */
+const SCENARIOS = [
+  {
+    name: 'lead',
+    title: 'POST /api/v1/lead (anonymous)',
+    baseline: true,
+    prepare: () => ({ method: 'POST', path: '/api/v1/lead', headers: JSON_HEADERS, body: leadBody }),
+    check: (res) => res.status === 201 && typeof res.body.id === 'string',
+  },
+  {
+    name: 'lead-bearer',
+    title: 'POST /api/v1/lead (bearer token)',
+    // The issue's target for this one is a ratio to the anonymous lead baseline.
+    compareWith: 'lead',
+    prepare: async (base) => {
+      const token = await registerAndExchange(base);
+      return { method: 'POST', path: '/api/v1/lead', headers: { ...JSON_HEADERS, authorization: `Bearer ${token}` }, body: leadBody };
+    },
+    check: (res) => res.status === 201 && typeof res.body.id === 'string',
+  },
+  {
+    name: 'sandbox',
+    title: 'POST /api/v1/sandbox',
+    prepare: () => ({ method: 'POST', path: '/api/v1/sandbox', headers: JSON_HEADERS, body: leadBody }),
+    check: (res) => res.status >= 200 && res.status < 300,
+  },
+  {
+    name: 'health',
+    title: 'GET /api/v1/health',
+    baseline: true,
+    prepare: () => ({ method: 'GET', path: '/api/v1/health' }),
+    check: (res) => res.status === 200 && res.body.status === 'ok',
+  },
+  {
+    name: 'register-token',
+    title: 'register + token exchange (2 requests each)',
+    prepare: () => ({
+      requests: [
+        {
+          method: 'POST',
+          path: '/api/v1/agent/identity',
+          headers: JSON_HEADERS,
+          body: JSON.stringify({ type: 'anonymous', client_name: 'bench' }),
+          onResponse: (status, body, context) => {
+            if (status === 200) context.assertion = JSON.parse(body).identity_assertion;
+          },
+        },
+        {
+          method: 'POST',
+          path: '/oauth2/token',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          setupRequest: (req, context) => ({
+            ...req,
+            body: new URLSearchParams({ grant_type: JWT_BEARER, assertion: context.assertion ?? 'missing' }).toString(),
+          }),
+        },
+      ],
+    }),
+    sample: async (base) => ({ status: (await registerAndExchange(base)) ? 200 : 500, body: {} }),
+    check: (res) => res.status === 200,
+  },
+  {
+    name: 'graphql',
+    title: 'POST /api/v1/graphql `{ health { status } }`',
+    prepare: () => ({ method: 'POST', path: '/api/v1/graphql', headers: JSON_HEADERS, body: JSON.stringify({ query: '{ health { status } }' }) }),
+    check: (res) => res.status === 200 && res.body?.data?.health?.status === 'ok',
+  },
+  {
+    name: 'mcp',
+    title: 'POST /mcp tools/call validate_lead',
+    prepare: () => ({ method: 'POST', path: '/mcp', headers: MCP_HEADERS, body: mcpBody }),
+    check: (res) => res.status === 200 && mcpResult(res.body)?.isError === false,
+  },
+];
+
+/** The result of a JSON-RPC answer sent as application/json or as one SSE event. */
+function mcpResult(body) {
+  if (typeof body === 'object') return body?.result;
+  const data = /^data: (.*)$/m.exec(String(body))?.[1];
+  try {
+    return data ? JSON.parse(data).result : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Measurement
+
+function runLoad(autocannon, options) {
+  return new Promise((done, fail) => {
+    autocannon(options, (error, result) => (error ? fail(error) : done(result)));
+  });
+}
+
+async function measure(autocannon, scenario, kind, opts) {
+  const server = await startServer(kind);
+  try {
+    const load = await scenario.prepare(server.base);
+    const sampleRequest = load.requests ? undefined : { method: load.method, headers: load.headers, body: load.body };
+    const sample = scenario.sample ? await scenario.sample(server.base) : await call(server.base, load.path, sampleRequest);
+    if (!scenario.check(sample)) throw new Error(`${kind} ${scenario.name}: unexpected sample answer ${sample.status} ${JSON.stringify(sample.body).slice(0, 500)}`);
+    // autocannon takes the path as part of url; a `requests` sequence carries its own paths.
+    const { path, ...rest } = load;
+    const common = { url: server.base + (path ?? ''), connections: opts.connections, ...rest };
+    if (opts.warmup > 0) await runLoad(autocannon, { ...common, duration: opts.warmup });
+    const result = await runLoad(autocannon, { ...common, duration: opts.duration });
+    const { peakRssMb, stderr } = await server.stop();
+    if (stderr.trim()) console.error(`[${kind} ${scenario.name} stderr]\n${stderr.trim().slice(-1000)}`);
+    return {
+      rps: result.requests.average,
+      p50: result.latency.p50,
+      p99: result.latency.p99,
+      non2xx: result.non2xx,
+      errors: result.errors + result.timeouts,
+      rssMb: peakRssMb,
+      healthyMs: server.healthyMs,
+    };
+  } catch (error) {
+    await server.stop();
+    throw error;
+  }
+}
+
+function median(values) {
+  const sorted = values.filter((v) => Number.isFinite(v)).sort((a, b) => a - b);
+  if (!sorted.length) return NaN;
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+function summarise(samples) {
+  const keys = ['rps', 'p50', 'p99', 'non2xx', 'errors', 'rssMb', 'healthyMs'];
+  return Object.fromEntries(keys.map((key) => [key, median(samples.map((s) => s[key]))]));
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Report
+
+function packageVersion(name) {
+  try {
+    return JSON.parse(readFileSync(join(ROOT, 'node_modules', name, 'package.json'), 'utf8')).version;
+  } catch {
+    return 'not installed';
+  }
+}
+
+const fmt = (value, digits = 0) => (Number.isFinite(value) ? value.toFixed(digits) : '–');
+
+function table(rows) {
+  const lines = [
+    '| Scenario | Server | req/s | p50 ms | p99 ms | non-2xx | errors | peak RSS MB | first healthy ms | service/baseline req/s |',
+    '|---|---|--:|--:|--:|--:|--:|--:|--:|--:|',
+  ];
+  for (const row of rows) {
+    const ratio = row.kind === 'service' && row.baselineRps ? fmt(row.m.rps / row.baselineRps, 2) : '';
+    lines.push(
+      `| ${row.title} | ${row.label} | ${fmt(row.m.rps)} | ${fmt(row.m.p50, 1)} | ${fmt(row.m.p99, 1)} | ${fmt(row.m.non2xx)} | ${fmt(row.m.errors)} | ${fmt(row.m.rssMb, 1)} | ${fmt(row.m.healthyMs)} | ${ratio} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+async function main() {
+  const opts = parseArgs(process.argv.slice(2));
+  const autocannon = await loadAutocannon();
+  // The load generator keeps to the other core(s) when the servers are pinned to CPU 0.
+  if (hasTaskset) spawnSync('taskset', ['-a', '-p', '-c', `1-${cpus().length - 1}`, String(process.pid)]);
+  const scenarios = opts.only ? SCENARIOS.filter((s) => opts.only.includes(s.name)) : SCENARIOS;
+  if (!scenarios.length) throw new Error(`--only matched nothing; scenarios are ${SCENARIOS.map((s) => s.name).join(', ')}`);
+  const database = process.env.TEST_DATABASE_URL ? 'PostgreSQL (TEST_DATABASE_URL)' : 'SQLite';
+
+  const samples = new Map();
+  const record = (key, value) => samples.set(key, [...(samples.get(key) ?? []), value]);
+  for (let round = 1; round <= opts.rounds; round++) {
+    for (const scenario of scenarios) {
+      // Alternate which goes first, so neither always gets the warmer machine.
+      const kinds = scenario.baseline ? (round % 2 ? ['service', 'baseline'] : ['baseline', 'service']) : ['service'];
+      for (const kind of kinds) {
+        const m = await measure(autocannon, scenario, kind, opts);
+        record(`${scenario.name}:${kind}`, m);
+        console.log(
+          `round ${round}/${opts.rounds} ${scenario.name.padEnd(14)} ${kind.padEnd(8)} ${fmt(m.rps).padStart(6)} req/s  p50 ${fmt(m.p50, 1)} ms  p99 ${fmt(m.p99, 1)} ms  non-2xx ${m.non2xx}  errors ${m.errors}  RSS ${fmt(m.rssMb, 1)} MB  healthy ${fmt(m.healthyMs)} ms`,
+        );
+      }
+    }
+  }
+
+  const rows = [];
+  for (const scenario of scenarios) {
+    const service = summarise(samples.get(`${scenario.name}:service`));
+    const baseline = scenario.baseline ? summarise(samples.get(`${scenario.name}:baseline`)) : undefined;
+    const reference = samples.get(`${scenario.compareWith}:baseline`);
+    const baselineRps = baseline?.rps ?? (reference ? summarise(reference).rps : undefined);
+    rows.push({ title: scenario.title, kind: 'service', label: `service (${database})`, m: service, baselineRps });
+    if (baseline) rows.push({ title: scenario.title, kind: 'baseline', label: 'baseline (SQLite)', m: baseline });
+  }
+  const markdown = table(rows);
+  console.log(`\n${markdown}\n`);
+
+  const cpu = cpus();
+  const report = [
+    '# Benchmark results',
+    '',
+    `- Date: ${new Date().toISOString()}`,
+    `- Node ${process.version}; CPU: ${cpu[0]?.model ?? 'unknown'} × ${cpu.length} cores`,
+    `- @nestjs/core ${packageVersion('@nestjs/core')}, typeorm ${packageVersion('typeorm')}, better-sqlite3 ${packageVersion('better-sqlite3')}, autocannon ${autocannonVersion}`,
+    `- Command: \`node bench/run.mjs ${process.argv.slice(2).join(' ')}\`: ${opts.rounds} round(s) × ${opts.duration} s per scenario (after ${opts.warmup} s warm-up), ${opts.connections} connections; medians over rounds`,
+    `- Service database: ${database}; the baseline always uses SQLite (WAL, synchronous=NORMAL). Each measurement is a fresh process with a fresh DATA_DIR.`,
+    `- Servers ${hasTaskset ? 'pinned to CPU 0 with taskset, autocannon on the other core(s)' : 'not pinned (taskset unavailable or one core)'}; rate limits set far beyond the load; LOG_LEVEL=warn.`,
+    '- The bearer lead ratio is to the anonymous lead baseline (the baseline has no tokens).',
+    '- register + token: each iteration is two requests (registration, then exchange); req/s counts both.',
+    '',
+    markdown,
+    '',
+  ].join('\n');
+  writeFileSync(opts.out, report);
+  console.log(`Written to ${opts.out}`);
+}
+
+await main();
