@@ -20,9 +20,6 @@ export class IdempotencyKey {
   @Column({ type: 'varchar' })
   state: IdempotencyState;
 
-  @Column({ type: 'integer', name: 'response_status', nullable: true })
-  responseStatus: number | null;
-
   @Column({ type: 'text', name: 'response_body', nullable: true })
   responseBody: string | null;
 

@@ -47,7 +47,6 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
       fingerprint,
       leadId: uuidv7(),
       state: 'pending',
-      responseStatus: null,
       responseBody: null,
       createdAt: now,
       expiresAt: new Date(now.getTime() + KEY_LIFETIME_MS),
@@ -104,7 +103,7 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
 
   private async finish<T>(row: IdempotencyKey, result: T): Promise<T> {
     try {
-      await this.keys.update({ scope: row.scope, key: row.key, leadId: row.leadId }, { state: 'done', responseStatus: 201, responseBody: JSON.stringify(result) });
+      await this.keys.update({ scope: row.scope, key: row.key, leadId: row.leadId }, { state: 'done', responseBody: JSON.stringify(result) });
     } catch (error) {
       // The resource exists, so the answer stands; a retry finds it through recover().
       this.logger.warn({ err: safeError(error) }, 'could not record an idempotent answer');

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/config.js';
 import { APP_CONFIG } from '../config/config.module.js';
-import { AppError } from '../problem/app-error.js';
+import { serviceUnavailable } from '../problem/app-error.js';
 import { RateLimitStore } from '../rate-limit/rate-limit.store.js';
 
 export type CheckState = 'up' | 'down';
@@ -39,10 +39,7 @@ export class HealthService {
   async check(): Promise<HealthReport> {
     const report = await this.report();
     if (report.checks.database === 'down') {
-      throw new AppError('service_unavailable', 'The database is down; leads cannot be stored.', {
-        headers: { 'Retry-After': '5' },
-        extensions: { health: report },
-      });
+      throw serviceUnavailable('The database is down; leads cannot be stored.', { health: report });
     }
     return report;
   }

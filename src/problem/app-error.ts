@@ -12,6 +12,14 @@ export class AppError extends Error {
   }
 }
 
+/** Seconds a client should wait before retrying when a dependency is down. */
+const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
+
+/** A dependency (the database) is down: 503 with Retry-After, whoever notices it. */
+export function serviceUnavailable(detail: string, extensions?: Record<string, unknown>): AppError {
+  return new AppError('service_unavailable', detail, { headers: { 'Retry-After': String(UNAVAILABLE_RETRY_AFTER_SECONDS) }, extensions });
+}
+
 export function validationFailed(errors: FieldError[]): AppError {
   const fields = errors.length === 1 ? `${errors[0].pointer || 'the body'}` : `${errors.length} fields`;
   return new AppError('validation_failed', `The request has invalid input in ${fields}.`, { errors });

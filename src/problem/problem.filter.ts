@@ -6,12 +6,10 @@ import { isDatabaseUnavailable } from '../database/database-errors.js';
 import { allowedMethods } from '../http/allowed-methods.js';
 import { safeError } from '../logging/safe-error.js';
 import { requestIdOf } from '../http/request-id.js';
-import { AppError } from './app-error.js';
+import { AppError, serviceUnavailable } from './app-error.js';
 import { ERROR_CATALOG, ErrorCode } from './error-catalog.js';
 import { buildProblem, PROBLEM_MEDIA_TYPE } from './problem.js';
 
-/** Seconds a client should wait before retrying when a dependency is down. */
-const UNAVAILABLE_RETRY_AFTER = '5';
 
 /** Client errors raised by the framework itself (router, parsers) rather than by our code, by HTTP status. */
 const FRAMEWORK_STATUS_CODES: Record<number, ErrorCode> = {
@@ -93,9 +91,7 @@ export class ProblemFilter implements ExceptionFilter {
     }
     if (isDatabaseUnavailable(exception)) {
       this.logger.warn({ err: safeError(exception) }, 'database unavailable');
-      return new AppError('service_unavailable', 'The database is unavailable; nothing was stored.', {
-        headers: { 'Retry-After': UNAVAILABLE_RETRY_AFTER },
-      });
+      return serviceUnavailable('The database is unavailable; nothing was stored.');
     }
     if (exception instanceof HttpException || isClientHttpError(exception)) {
       const status = exception instanceof HttpException ? exception.getStatus() : (exception as { status: number }).status;
