@@ -2,11 +2,23 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
 
+/** Suites send hundreds of requests from one address; the rate-limit suites set their own quotas. */
+export const GENEROUS_LIMITS = {
+  RATE_LIMIT_ANONYMOUS: '1000000/60s',
+  RATE_LIMIT_AGENT: '10000000/60s',
+  RATE_LIMIT_REGISTRATION: '1000000/60s',
+  RATE_LIMIT_TOKEN: '1000000/60s',
+};
+
+type Exit = [number | null, NodeJS.Signals | null];
+
 export interface ServerProcess {
   child: ChildProcess;
   baseUrl: string;
   output(): string;
-  exit: Promise<[number | null, NodeJS.Signals | null]>;
+  exit: Promise<Exit>;
+  /** Sends `signal` unless the process has already exited, and waits for the exit (SIGKILL after 20 s, so a test never hangs here). */
+  stop(signal?: NodeJS.Signals): Promise<Exit>;
 }
 
 export async function freePort(): Promise<number> {
@@ -28,7 +40,17 @@ export async function startServer(env: Record<string, string>, port?: number): P
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));
-  const exit = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+  const exit = once(child, 'exit') as Promise<Exit>;
+  const stop = async (signal: NodeJS.Signals = 'SIGTERM') => {
+    if (child.exitCode !== null || child.signalCode !== null) return exit;
+    child.kill(signal);
+    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    try {
+      return await exit;
+    } finally {
+      clearTimeout(timer);
+    }
+  };
   const baseUrl = `http://127.0.0.1:${chosen}`;
   const deadline = Date.now() + 20_000;
   for (;;) {
@@ -38,8 +60,11 @@ export async function startServer(env: Record<string, string>, port?: number): P
     } catch {
       // not listening yet
     }
-    if (Date.now() > deadline) throw new Error(`server did not become healthy:\n${output}`);
+    if (Date.now() > deadline) {
+      await stop('SIGKILL');
+      throw new Error(`server did not become healthy:\n${output}`);
+    }
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  return { child, baseUrl, output: () => output, exit };
+  return { child, baseUrl, output: () => output, exit, stop };
 }

@@ -5,6 +5,7 @@ import { createServer, connect, Server, Socket } from 'node:net';
 export class TcpProxy {
   private server?: Server;
   private readonly sockets = new Set<Socket>();
+  private partitioned = false;
   port = 0;
 
   constructor(
@@ -12,14 +13,13 @@ export class TcpProxy {
     private readonly targetPort: number,
   ) {}
 
+  /** Listens on a free port the first time, and on the same port again after stop(): the dependency comes back where it was. */
   async start(): Promise<void> {
+    this.partitioned = false;
     this.server = createServer((client) => {
-      const upstream = connect(this.targetPort, this.targetHost);
-      for (const socket of [client, upstream]) {
-        this.sockets.add(socket);
-        socket.on('close', () => this.sockets.delete(socket));
-        socket.on('error', () => socket.destroy());
-      }
+      this.track(client);
+      if (this.partitioned) return; // accepted, and never answered
+      const upstream = this.track(connect(this.targetPort, this.targetHost));
       client.pipe(upstream).pipe(client);
       client.on('close', () => upstream.destroy());
       upstream.on('close', () => client.destroy());
@@ -33,5 +33,24 @@ export class TcpProxy {
   async stop(): Promise<void> {
     for (const socket of this.sockets) socket.destroy();
     await new Promise((resolve) => this.server?.close(resolve));
+  }
+
+  /**
+   * Lets nothing through any more, either way, yet closes nothing and still accepts connections: a dependency gone
+   * silent (a network partition, a hung server) rather than away. stop() and start() end it.
+   */
+  partition(): void {
+    this.partitioned = true;
+    for (const socket of this.sockets) {
+      socket.unpipe();
+      socket.pause();
+    }
+  }
+
+  private track(socket: Socket): Socket {
+    this.sockets.add(socket);
+    socket.on('close', () => this.sockets.delete(socket));
+    socket.on('error', () => socket.destroy());
+    return socket;
   }
 }

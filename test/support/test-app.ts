@@ -1,24 +1,13 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { getDataSourceToken } from '@nestjs/typeorm';
-import { Client } from 'pg';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { createApp } from '../../src/app.setup.js';
 import { AppConfig, loadConfig } from '../../src/config/config.js';
+import { freshDatabase, TestDatabase } from './database.js';
+import { GENEROUS_LIMITS } from './server-process.js';
 
-/** Which database this run of the e2e suites uses: the `e2e-postgres` jest project sets E2E_DATABASE=postgres. */
-export const ON_POSTGRES = process.env.E2E_DATABASE === 'postgres';
-
-/** Suites send hundreds of requests from one address; the rate-limit suite sets its own quotas. */
-const GENEROUS_LIMITS = {
-  RATE_LIMIT_ANONYMOUS: '1000000/60s',
-  RATE_LIMIT_AGENT: '10000000/60s',
-  RATE_LIMIT_REGISTRATION: '1000000/60s',
-  RATE_LIMIT_TOKEN: '1000000/60s',
-};
+export { freshDatabase, ON_POSTGRES, type TestDatabase } from './database.js';
 
 export interface TestApp {
   app: NestExpressApplication;
@@ -26,36 +15,6 @@ export interface TestApp {
   config: AppConfig;
   dataSource: DataSource;
   close(): Promise<void>;
-}
-
-export interface TestDatabase {
-  env: Record<string, string>;
-  drop(): Promise<void>;
-}
-
-/** A fresh database for one suite: an empty SQLite folder, or a new PostgreSQL schema dropped afterwards. */
-export async function freshDatabase(): Promise<TestDatabase> {
-  if (!ON_POSTGRES) {
-    const dir = mkdtempSync(join(tmpdir(), 'leads-e2e-'));
-    return { env: { DATA_DIR: dir }, drop: async () => rmSync(dir, { recursive: true, force: true }) };
-  }
-  const base = process.env.TEST_DATABASE_URL!;
-  const schema = `e2e_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
-  const admin = new Client({ connectionString: base });
-  await admin.connect();
-  await admin.query(`CREATE SCHEMA ${schema}`);
-  await admin.end();
-  const url = new URL(base);
-  url.searchParams.set('options', `-c search_path=${schema}`);
-  return {
-    env: { DATABASE_URL: url.toString() },
-    drop: async () => {
-      const client = new Client({ connectionString: base });
-      await client.connect();
-      await client.query(`DROP SCHEMA ${schema} CASCADE`);
-      await client.end();
-    },
-  };
 }
 
 /**
