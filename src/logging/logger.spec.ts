@@ -1,5 +1,5 @@
 import { pino } from 'pino';
-import { REDACT } from './logging.module.js';
+import { REDACT } from './logger.js';
 
 describe('log redaction', () => {
   it('censors e-mails, telephones, authorization and tokens wherever a logged object carries them (three levels)', () => {
