@@ -1,5 +1,5 @@
 import { pino } from 'pino';
-import { REDACT } from './logger.js';
+import { createLogger, NestPinoLogger, REDACT } from './logger.js';
 
 describe('log redaction', () => {
   it('censors e-mails, telephones, authorization and tokens wherever a logged object carries them (three levels)', () => {
@@ -21,5 +21,31 @@ describe('log redaction', () => {
     }
     expect(out).toContain('visible');
     expect(out.match(/\[redacted\]/g)?.length).toBe(8);
+  });
+});
+
+describe('NestPinoLogger', () => {
+  const capture = () => {
+    const lines: Record<string, unknown>[] = [];
+    const logger = new NestPinoLogger(createLogger('info', { write: (line: string) => lines.push(JSON.parse(line)) }));
+    return { lines, logger };
+  };
+
+  it("writes Nest's (message, context) and pino's (object, message, context) calls as one line each, with the context", () => {
+    const { lines, logger } = capture();
+    logger.log('Mapped {/api/v1/lead, POST} route', 'RouterExplorer');
+    logger.warn({ err: { message: 'down' }, email: 'ana@exemplo.com' }, 'database unavailable', 'ProblemFilter');
+    logger.debug('not at info', 'Quiet');
+    expect(lines).toMatchObject([
+      { level: 30, context: 'RouterExplorer', msg: 'Mapped {/api/v1/lead, POST} route' },
+      { level: 40, context: 'ProblemFilter', msg: 'database unavailable', err: { message: 'down' }, email: '[redacted]' },
+    ]);
+    expect(lines).toHaveLength(2);
+  });
+
+  it('logs an Error by its safe parts', () => {
+    const { lines, logger } = capture();
+    logger.error(new Error('boom'), 'Bootstrap');
+    expect(lines[0]).toMatchObject({ level: 50, context: 'Bootstrap', msg: 'boom', err: { message: 'boom', stack: expect.stringContaining('boom') } });
   });
 });
