@@ -13,7 +13,7 @@ CONFORMANCE_STABLE='@modelcontextprotocol/conformance@0.1.16'
 CONFORMANCE_NEXT='@modelcontextprotocol/conformance@0.2.0-alpha.12'
 INSPECTOR='@modelcontextprotocol/inspector@2.12.0'
 
-[ -f dist/src/main.js ] || { echo "dist/src/main.js is missing: run npm run build first" >&2; exit 1; }
+[ -f dist/server.mjs ] || { echo "dist/server.mjs is missing: run npm run build first" >&2; exit 1; }
 
 scratch=$(mktemp -d)
 server_pid=''
@@ -39,7 +39,7 @@ BASE="http://127.0.0.1:$PORT"
 MCP_URL="$BASE/mcp"
 mkdir -p "$scratch/data" "$scratch/home" "$scratch/results"
 
-DATA_DIR="$scratch/data" PORT="$PORT" PUBLIC_BASE_URL="$BASE" LOG_LEVEL=warn node dist/src/main.js >"$scratch/server.log" 2>&1 &
+DATA_DIR="$scratch/data" PORT="$PORT" PUBLIC_BASE_URL="$BASE" LOG_LEVEL=warn node dist/server.mjs >"$scratch/server.log" 2>&1 &
 server_pid=$!
 for _ in $(seq 1 200); do
   curl -fsS -o /dev/null "$BASE/api/v1/health" 2>/dev/null && break

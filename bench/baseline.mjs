@@ -8,13 +8,7 @@ import { join } from 'node:path';
 import { TextDecoder } from 'node:util';
 import Database from 'better-sqlite3';
 import { parsePhoneNumberFromString } from 'libphonenumber-js';
-import {
-  LEAD_FIELDS,
-  FORBIDDEN_CHARACTER,
-  FORBIDDEN_MULTILINE_CHARACTER,
-  codePointLength,
-  normaliseEmail,
-} from '../dist/src/leads/lead-rules.js';
+import { LEAD_FIELDS, fieldFailure, normaliseEmail } from '../dist/src/leads/lead-rules.js';
 
 const BODY_LIMIT_BYTES = 16 * 1024;
 const port = Number(process.argv[2] ?? process.env.PORT ?? 3100);
@@ -54,30 +48,13 @@ function send(res, status, body) {
   res.end(text);
 }
 
-/** One error per field, the most basic first, as the service reports; returns the errors. */
+/** One error per field, the most basic first, as the service reports (its own rules); returns the errors. */
 function validate(body) {
   const errors = [];
   for (const key of Object.keys(body)) if (!Object.hasOwn(LEAD_FIELDS, key)) errors.push({ pointer: `/${key}`, code: 'unknown_field' });
   for (const field of FIELD_NAMES) {
-    const rule = LEAD_FIELDS[field];
-    const value = body[field];
-    if (value === undefined || value === null) {
-      if (rule.required) errors.push({ pointer: `/${field}`, code: 'required' });
-      continue;
-    }
-    if (typeof value !== 'string') {
-      errors.push({ pointer: `/${field}`, code: 'invalid_type' });
-      continue;
-    }
-    const trimmed = value.trim();
-    if ((rule.multiline ? FORBIDDEN_MULTILINE_CHARACTER : FORBIDDEN_CHARACTER).test(trimmed)) {
-      errors.push({ pointer: `/${field}`, code: 'invalid_characters' });
-      continue;
-    }
-    const length = codePointLength(trimmed);
-    if (length < rule.min) errors.push({ pointer: `/${field}`, code: 'too_short' });
-    else if (length > rule.max) errors.push({ pointer: `/${field}`, code: 'too_long' });
-    else if (rule.format && !rule.format.test(value)) errors.push({ pointer: `/${field}`, code: 'invalid_format' });
+    const code = fieldFailure(field, body[field]);
+    if (code) errors.push({ pointer: `/${field}`, code });
   }
   return errors;
 }

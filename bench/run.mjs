@@ -14,7 +14,7 @@ import { createRequire } from 'node:module';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const SERVICE = join(ROOT, 'dist/src/main.js');
+const SERVICE = join(ROOT, 'dist/server.mjs');
 const BASELINE = join(ROOT, 'bench/baseline.mjs');
 const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 const HEALTH_TIMEOUT_MS = 30_000;

@@ -1,9 +1,9 @@
-import { DynamicModule, MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
+import { DynamicModule, Inject, MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { BearerGuard } from './auth/bearer.guard.js';
 import { CliModule } from './cli/cli.module.js';
 import { AppConfig } from './config/config.js';
-import { ConfigModule } from './config/config.module.js';
+import { APP_CONFIG, ConfigModule } from './config/config.module.js';
 import { DatabaseModule } from './database/database.module.js';
 import { DiscoveryModule } from './discovery/discovery.module.js';
 import { DocsModule } from './docs/docs.module.js';
@@ -12,7 +12,6 @@ import { RawBodyMiddleware } from './http/raw-body.middleware.js';
 import { GraphqlModule } from './graphql/graphql.module.js';
 import { IdentityModule } from './identity/identity.module.js';
 import { LeadsModule } from './leads/leads.module.js';
-import { LoggingModule } from './logging/logging.module.js';
 import { McpModule } from './mcp/mcp.module.js';
 import { MetaModule } from './meta/meta.module.js';
 import { OAuthModule } from './oauth/oauth.module.js';
@@ -30,7 +29,6 @@ export class AppModule implements NestModule {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
-        LoggingModule.forRoot(config),
         DatabaseModule.forRoot(config),
         RateLimitModule.forRoot(config),
         SiteModule,
@@ -55,7 +53,11 @@ export class AppModule implements NestModule {
     };
   }
 
+  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+
   configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(DeprecationMiddleware, RawBodyMiddleware).forRoutes('{*path}');
+    // Without API_DEPRECATIONS the deprecation middleware would be a pass-through on every request.
+    const deprecations = this.config.apiDeprecations.length > 0 ? [DeprecationMiddleware] : [];
+    consumer.apply(...deprecations, RawBodyMiddleware).forRoutes('{*path}');
   }
 }

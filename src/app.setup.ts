@@ -6,10 +6,9 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { NextFunction, Request, Response } from 'express';
 import helmet from 'helmet';
-import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module.js';
 import { AppConfig } from './config/config.js';
-import { assignRequestId } from './http/request-id.js';
+import { createLogger, NestPinoLogger, requestLogging } from './logging/logger.js';
 import { ErrorCode } from './problem/error-catalog.js';
 import { buildProblem, PROBLEM_MEDIA_TYPE } from './problem/problem.js';
 
@@ -21,16 +20,14 @@ export const SERVER_TIMEOUTS = { headersTimeout: 15_000, requestTimeout: 30_000,
 
 /** Builds the whole application; main.ts and every e2e suite go through here, so tests run what production runs. */
 export async function createApp(config: AppConfig): Promise<NestExpressApplication> {
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), { bodyParser: false, bufferLogs: true });
-  app.useLogger(app.get(Logger));
+  const logger = createLogger(config.logLevel);
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), { bodyParser: false, logger: new NestPinoLogger(logger) });
   app.set('trust proxy', config.trustProxy);
   app.set('x-powered-by', false);
-  app.use((req: Request, res: Response, next: NextFunction) => {
-    (req as Request & { id: string }).id = assignRequestId(req, res);
-    next();
-  });
+  app.set('etag', false);
+  app.use(requestLogging(logger));
   app.use(
-    helmet({
+    fixedHeaders({
       contentSecurityPolicy: {
         directives: {
           defaultSrc: ["'self'"],
@@ -57,6 +54,20 @@ export async function createApp(config: AppConfig): Promise<NestExpressApplicati
   app.enableShutdownHooks();
   answerMalformedRequests(app.getHttpServer() as Server, config.publicBaseUrl);
   return app;
+}
+
+/**
+ * helmet's headers are the same on every response here (no nonces), so its dozen middlewares run once, at start, and
+ * each request gets their result.
+ */
+function fixedHeaders(options: Parameters<typeof helmet>[0]) {
+  const headers = new Map<string, string>();
+  const recorder = { setHeader: (name: string, value: string) => headers.set(name, value), removeHeader: (name: string) => headers.delete(name) };
+  helmet(options)({} as Request, recorder as unknown as Response, () => undefined);
+  return (_req: Request, res: Response, next: NextFunction): void => {
+    res.setHeaders(headers);
+    next();
+  };
 }
 
 /** Node answers malformed HTTP (oversized headers, bad framing) itself, in plain text; answer with a problem instead. */

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { connect } from 'node:net';
 import { freshDatabase } from './support/test-app.js';
-import { startServer } from './support/server-process.js';
+import { SERVER_ENTRY, startServer } from './support/server-process.js';
 
 /** These tests run the built server (`npm test` builds first) as a real process: crashes, signals and logs. */
 describe('the service as a process', () => {
@@ -106,7 +106,7 @@ describe('the service as a process', () => {
     ['RATE_LIMIT_AGENT', '600 per minute'],
     ['API_DEPRECATIONS', '[{"path":"/api/v1","deprecation":"2027-01-01T00:00:00Z","sunset":"2026-01-01T00:00:00Z"}]'],
   ])('refuses to start when %s is invalid, naming the variable', (name, value) => {
-    const result = spawnSync(process.execPath, ['dist/src/main.js'], { env: { PATH: process.env.PATH, [name]: value }, encoding: 'utf8', timeout: 15_000 });
+    const result = spawnSync(process.execPath, [SERVER_ENTRY], { env: { PATH: process.env.PATH, [name]: value }, encoding: 'utf8', timeout: 15_000 });
     expect(result.status).toBe(1);
     expect(result.stderr).toContain(`Invalid configuration: ${name}`);
     expect(result.stderr).not.toContain('hunter2');

@@ -59,6 +59,23 @@ export function normaliseEmail(value: string): string {
   return email.slice(0, at) + email.slice(at).toLowerCase();
 }
 
+/** Why a value breaks its field's rules, the most basic reason first; undefined when it keeps them all. */
+export function fieldFailure(name: LeadField, value: unknown): LeadFieldFailure | undefined {
+  const rule: LeadFieldRule = LEAD_FIELDS[name];
+  // null is present, and then of the wrong type.
+  if (value === undefined) return rule.required ? 'required' : undefined;
+  if (typeof value !== 'string') return 'invalid_type';
+  const text = value.trim();
+  if ((rule.multiline ? FORBIDDEN_MULTILINE_CHARACTER : FORBIDDEN_CHARACTER).test(text)) return 'invalid_characters';
+  const length = codePointLength(text);
+  if (length < rule.min) return 'too_short';
+  if (length > rule.max) return 'too_long';
+  if (rule.format && !rule.format.test(value)) return 'invalid_format';
+  return undefined;
+}
+
+export type LeadFieldFailure = 'required' | 'invalid_type' | 'invalid_characters' | 'too_short' | 'too_long' | 'invalid_format';
+
 export function codePointLength(value: string): number {
   let length = 0;
   for (const _ of value) length++;

@@ -5,17 +5,7 @@ import { validationFailed } from '../problem/app-error.js';
 import { FieldError, FieldErrorCode } from '../problem/error-catalog.js';
 import { escapePointer } from '../http/strict-json.js';
 import { LeadInput } from './lead.dto.js';
-import { LEAD_FIELD_NAMES, LEAD_FIELDS, LeadField, LeadFieldRule, NormalisedLead, normaliseEmail } from './lead-rules.js';
-
-/** class-validator constraint → field error code, in reporting priority: one error per field, the most basic first. */
-const CONSTRAINT_CODES: [string, FieldErrorCode][] = [
-  ['required', 'required'],
-  ['isString', 'invalid_type'],
-  ['allowedCharacters', 'invalid_characters'],
-  ['minLength', 'too_short'],
-  ['maxLength', 'too_long'],
-  ['format', 'invalid_format'],
-];
+import { fieldFailure, LEAD_FIELD_NAMES, LEAD_FIELDS, LeadField, LeadFieldRule, NormalisedLead, normaliseEmail } from './lead-rules.js';
 
 function describe(code: FieldErrorCode, field: LeadField, rule: LeadFieldRule): string {
   switch (code) {
@@ -48,7 +38,7 @@ export class LeadValidationService {
     const input = Object.assign(new LeadInput(), Object.fromEntries(LEAD_FIELD_NAMES.map((name) => [name, body[name]])));
     for (const failure of validateSync(input)) {
       const field = failure.property as LeadField;
-      const [, code] = CONSTRAINT_CODES.find(([constraint]) => constraint in (failure.constraints ?? {}))!;
+      const code = fieldFailure(field, body[field])!;
       errors.push({ pointer: `/${field}`, code, detail: describe(code, field, LEAD_FIELDS[field]) });
     }
     if (errors.length) throw validationFailed(sortByPointer(errors));

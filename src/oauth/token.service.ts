@@ -20,6 +20,8 @@ const ACCESS_TOKEN_TYP = 'at+jwt';
 /** Tokens are parsed only below this size (RFC 8725 advice: bound the work before any crypto). */
 const MAX_TOKEN_LENGTH = 8192;
 const B64TOKEN = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i;
+/** How many verified access tokens are remembered (about 1 KB each); the oldest goes first. */
+const VERIFIED_CACHE_SIZE = 10_000;
 
 export interface TokenResponse {
   access_token: string;
@@ -41,6 +43,9 @@ export class TokenService implements OnModuleInit, OnModuleDestroy {
   private purgeTimer?: NodeJS.Timeout;
   private readonly tokenEndpoint: string;
   private readonly challenge: string;
+  /** Access tokens already verified, by their exact text: a hit skips the signature check, never the liveness check. */
+  private readonly verifiedAccessTokens = new Map<string, JWTPayload>();
+  private readonly liveSql: string;
 
   constructor(
     private readonly keys: KeyStore,
@@ -51,6 +56,7 @@ export class TokenService implements OnModuleInit, OnModuleDestroy {
     this.issuer = config.publicBaseUrl;
     this.tokenEndpoint = `${config.publicBaseUrl}/oauth2/token`;
     this.challenge = `Bearer error="invalid_token", resource_metadata="${config.publicBaseUrl}/.well-known/oauth-protected-resource"`;
+    this.liveSql = liveTokenSql(registrations, revoked);
   }
 
   /** Revoked access tokens need remembering only until they would have expired anyway. */
@@ -116,15 +122,29 @@ export class TokenService implements OnModuleInit, OnModuleDestroy {
     if (!authorization) return ANONYMOUS;
     const match = authorization.length === 1 ? B64TOKEN.exec(authorization[0]) : null;
     if (!match) throw this.invalidToken('The Authorization header must be one "Bearer <access token>".');
-    const payload = await this.verify('access_token', match[1], {
+    const payload = await this.verifiedAccessToken(match[1]);
+    if (!payload) throw this.invalidToken('The access token is malformed, expired or not issued by this service.');
+    // Checked on every request, so a revocation holds at once on every instance.
+    const live = (await this.registrations.manager.query(this.liveSql, [payload.sub, payload.jti])) as unknown[];
+    if (live.length === 0) throw this.invalidToken('The access token has been revoked.');
+    return { kind: 'agent', registrationId: payload.sub! };
+  }
+
+  /** An agent sends the same token for up to its lifetime; the signature is checked the first time only. */
+  private async verifiedAccessToken(token: string): Promise<JWTPayload | undefined> {
+    const known = this.verifiedAccessTokens.get(token);
+    if (known && known.exp! + CLOCK_SKEW_SECONDS > Date.now() / 1000) return known;
+    this.verifiedAccessTokens.delete(token);
+    const payload = await this.verify('access_token', token, {
       typ: ACCESS_TOKEN_TYP,
       audience: this.issuer,
       requiredClaims: ['sub', 'exp', 'iat', 'jti', 'client_id'],
     });
-    if (!payload) throw this.invalidToken('The access token is malformed, expired or not issued by this service.');
-    const [revoked, registration] = await Promise.all([this.revoked.existsBy({ jti: payload.jti! }), this.activeRegistration(payload.sub)]);
-    if (revoked || !registration) throw this.invalidToken('The access token has been revoked.');
-    return { kind: 'agent', registrationId: registration.id };
+    if (payload) {
+      if (this.verifiedAccessTokens.size >= VERIFIED_CACHE_SIZE) this.verifiedAccessTokens.delete(this.verifiedAccessTokens.keys().next().value!);
+      this.verifiedAccessTokens.set(token, payload);
+    }
+    return payload;
   }
 
   private invalidToken(detail: string): AppError {
@@ -176,4 +196,16 @@ export class TokenService implements OnModuleInit, OnModuleDestroy {
       throw error;
     }
   }
+}
+
+/** One round trip: the registration is live and the token's jti is not revoked. Written once, in the driver's SQL. */
+function liveTokenSql(registrations: Repository<AgentRegistration>, revoked: Repository<RevokedToken>): string {
+  const driver = registrations.manager.connection.driver;
+  const column = (repository: Repository<AgentRegistration> | Repository<RevokedToken>, property: string) =>
+    driver.escape(repository.metadata.findColumnWithPropertyName(property)!.databaseName);
+  return (
+    `SELECT 1 AS live FROM ${driver.escape(registrations.metadata.tableName)} ` +
+    `WHERE ${column(registrations, 'id')} = ${driver.createParameter('sub', 0)} AND ${column(registrations, 'revokedAt')} IS NULL ` +
+    `AND NOT EXISTS (SELECT 1 FROM ${driver.escape(revoked.metadata.tableName)} WHERE ${column(revoked, 'jti')} = ${driver.createParameter('jti', 1)})`
+  );
 }

@@ -15,7 +15,7 @@ function routeLimit(context: ExecutionContext): RouteLimit | undefined {
 }
 
 /** The one policy that applies to this request; every named throttler but that one skips it. */
-export function policyFor(context: ExecutionContext, req: Request): PolicyName | undefined {
+function policyFor(context: ExecutionContext, req: Request): PolicyName | undefined {
   const limit = routeLimit(context);
   if (limit !== 'api') return limit;
   return principalOf(req).kind === 'agent' ? 'agent' : 'anonymous';
@@ -33,8 +33,21 @@ export function rateLimitKey(policy: string, tracker: string): string {
  */
 @Injectable()
 export class RateLimitGuard extends ThrottlerGuard {
-  protected override async shouldSkip(context: ExecutionContext): Promise<boolean> {
-    return routeLimit(context) === undefined;
+  /** Only the request's own policy is counted: the base guard would consult every named throttler on every request. */
+  override async canActivate(context: ExecutionContext): Promise<boolean> {
+    const policy = policyFor(context, this.getRequestResponse(context).req as Request);
+    const throttler = policy && this.throttlers.find((candidate) => candidate.name === policy);
+    if (!throttler) return true;
+    const ttl = throttler.ttl as number;
+    return this.handleRequest({
+      context,
+      limit: throttler.limit as number,
+      ttl,
+      throttler,
+      blockDuration: ttl,
+      getTracker: throttler.getTracker!,
+      generateKey: this.commonOptions.generateKey!,
+    });
   }
 
   protected override async handleRequest({ context, limit, ttl, throttler, getTracker, generateKey }: ThrottlerRequest): Promise<boolean> {

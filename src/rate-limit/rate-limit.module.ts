@@ -5,7 +5,7 @@ import { principalOf } from '../auth/principal.js';
 import { AppConfig } from '../config/config.js';
 import { clientIp } from '../http/client-ip.js';
 import { policies, PolicyName } from './rate-limit.policies.js';
-import { policyFor, rateLimitKey } from './rate-limit.guard.js';
+import { rateLimitKey } from './rate-limit.guard.js';
 import { RateLimitStore } from './rate-limit.store.js';
 
 /** The store as an ordinary provider, so that Nest runs its lifecycle hooks (connect to Redis, and quit on shutdown). */
@@ -42,7 +42,6 @@ export class RateLimitModule {
               limit: policy.limit,
               ttl: policy.windowSeconds * 1000,
               getTracker: (req: Record<string, unknown>) => TRACKERS[policy.name](req as unknown as Request),
-              skipIf: (context) => policyFor(context, context.switchToHttp().getRequest<Request>()) !== policy.name,
             })),
           }),
         }),

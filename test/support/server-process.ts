@@ -30,10 +30,13 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
+/** What `npm start` runs: the build's one-file bundle of the service. */
+export const SERVER_ENTRY = 'dist/server.mjs';
+
 /** Starts the built service (`npm run build` output) as its own process and waits until it answers health. */
 export async function startServer(env: Record<string, string>, port?: number): Promise<ServerProcess> {
   const chosen = port ?? (await freePort());
-  const child = spawn(process.execPath, ['dist/src/main.js'], {
+  const child = spawn(process.execPath, [SERVER_ENTRY], {
     env: { PATH: process.env.PATH, PORT: String(chosen), LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

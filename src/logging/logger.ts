@@ -1,0 +1,79 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import type { LoggerService } from '@nestjs/common';
+import { pino, type Level, type Logger } from 'pino';
+import { assignRequestId } from '../http/request-id.js';
+import { safeError } from './safe-error.js';
+
+/** Keys whose values are personal data or credentials; censored wherever they appear in a log object. */
+export const REDACT = ['email', 'telefone', 'authorization', 'token', 'assertion', 'access_token', 'claim_token'].flatMap((key) => [
+  key,
+  `*.${key}`,
+  `*.*.${key}`,
+]);
+
+export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
+  return pino({ level, redact: { paths: REDACT, censor: '[redacted]' } }, destination);
+}
+
+/**
+ * Nest's own messages and `new Logger(context)` calls, as pino lines. Callers pass pino's (object, message) pair or a
+ * plain message; Nest appends the context last.
+ */
+export class NestPinoLogger implements LoggerService {
+  constructor(private readonly logger: Logger) {}
+
+  log(message: unknown, ...params: unknown[]): void {
+    this.write('info', message, params);
+  }
+  error(message: unknown, ...params: unknown[]): void {
+    this.write('error', message, params);
+  }
+  warn(message: unknown, ...params: unknown[]): void {
+    this.write('warn', message, params);
+  }
+  debug(message: unknown, ...params: unknown[]): void {
+    this.write('debug', message, params);
+  }
+  verbose(message: unknown, ...params: unknown[]): void {
+    this.write('trace', message, params);
+  }
+  fatal(message: unknown, ...params: unknown[]): void {
+    this.write('fatal', message, params);
+  }
+
+  private write(level: Level, message: unknown, params: unknown[]): void {
+    if (!this.logger.isLevelEnabled(level)) return;
+    const context = params.length > 0 && typeof params.at(-1) === 'string' ? params.pop() : undefined;
+    if (message instanceof Error) this.logger[level]({ context, err: safeError(message) }, message.message);
+    else if (typeof message === 'object' && message !== null) this.logger[level]({ context, ...message }, params[0] as string | undefined);
+    else this.logger[level]({ context }, String(message));
+  }
+}
+
+/**
+ * Gives every request its id and, when info is on, one line as it ends: method, path (never the query string, which
+ * may carry e-mails), status and time. Plain middleware: no child logger or async context per request.
+ */
+export function requestLogging(logger: Logger) {
+  const enabled = logger.isLevelEnabled('info');
+  return (req: IncomingMessage & { id?: string }, res: ServerResponse, next: () => void): void => {
+    const id = assignRequestId(req, res);
+    req.id = id;
+    if (enabled) {
+      const start = performance.now();
+      const url = req.url ?? '';
+      res.once('close', () => {
+        const line = {
+          req: { id, method: req.method, path: url.split('?')[0], remoteAddress: req.socket.remoteAddress },
+          res: { statusCode: res.statusCode },
+          responseTime: Math.round(performance.now() - start),
+        };
+        if (!res.writableFinished) logger.info(line, 'request aborted');
+        else if (res.statusCode >= 500) logger.error(line, 'request failed');
+        else logger.info(line, 'request completed');
+      });
+    }
+    next();
+  };
+}
