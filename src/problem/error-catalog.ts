@@ -87,6 +87,12 @@ export const ERROR_CATALOG = {
     hint: 'Use one of the methods listed in the Allow header.',
     description: 'The path exists but does not support this HTTP method; the Allow header lists the ones it does.',
   },
+  request_timeout: {
+    status: 408,
+    title: 'Request timeout',
+    hint: 'Send the whole request line and headers within 15 s, and the whole request within 30 s.',
+    description: 'The client was too slow: the headers or the body did not arrive in time, so the connection is closed.',
+  },
   idempotency_request_in_progress: {
     status: 409,
     title: 'Request with this Idempotency-Key in progress',

@@ -39,10 +39,14 @@ const BODY_PARSER_ERRORS: Record<string, [ErrorCode, string, Record<string, stri
   'request.size.invalid': ['bad_request', 'The body length does not match the Content-Length header.'],
 };
 
+const DATABASE_WARNING_INTERVAL_MS = 10_000;
+
 /** The one place where every error becomes an RFC 9457 problem (or, at /oauth2/*, an OAuth error with problem members). */
 @Catch()
 export class ProblemFilter implements ExceptionFilter {
   private readonly logger = new Logger('ProblemFilter');
+  private lastDatabaseWarning = 0;
+  private unloggedDatabaseFailures = 0;
 
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
 
@@ -76,6 +80,18 @@ export class ProblemFilter implements ExceptionFilter {
     res.status(problem.status).type(`${mediaType}; charset=utf-8`).send(JSON.stringify(body));
   }
 
+  /** One line per 10 s at most, with how many more failed: an outage under load would otherwise log every request. */
+  private warnDatabaseUnavailable(exception: unknown): void {
+    const now = Date.now();
+    if (now - this.lastDatabaseWarning < DATABASE_WARNING_INTERVAL_MS) {
+      this.unloggedDatabaseFailures++;
+      return;
+    }
+    this.logger.warn({ err: safeError(exception), alsoFailedSinceLastLine: this.unloggedDatabaseFailures }, 'database unavailable');
+    this.lastDatabaseWarning = now;
+    this.unloggedDatabaseFailures = 0;
+  }
+
   private toAppError(exception: unknown, req: Request): AppError {
     if (exception instanceof AppError) return exception;
     const parserError = bodyParserError(exception);
@@ -90,7 +106,7 @@ export class ProblemFilter implements ExceptionFilter {
       return new AppError('not_found', `Nothing is served at ${req.path}.`);
     }
     if (isDatabaseUnavailable(exception)) {
-      this.logger.warn({ err: safeError(exception) }, 'database unavailable');
+      this.warnDatabaseUnavailable(exception);
       return serviceUnavailable('The database is unavailable; nothing was stored.');
     }
     if (exception instanceof HttpException || isClientHttpError(exception)) {
