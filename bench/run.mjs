@@ -408,8 +408,22 @@ async function main() {
     markdown,
     '',
   ].join('\n');
-  writeFileSync(opts.out, report);
+  writeFileSync(opts.out, report + keptNotes(opts.out));
   console.log(`Written to ${opts.out}`);
+}
+
+/** What follows this line in the results file is written by hand (what each change bought) and survives a new run. */
+const NOTES_MARKER = '<!-- Notes: kept when bench/run.mjs rewrites the table above. -->';
+
+function keptNotes(file) {
+  let text = '';
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
+  const at = text.indexOf(NOTES_MARKER);
+  return at === -1 ? '' : `\n${text.slice(at)}`;
 }
 
 await main();
