@@ -416,7 +416,7 @@ async function main() {
 const NOTES_MARKER = '<!-- Notes: kept when bench/run.mjs rewrites the table above. -->';
 
 function keptNotes(file) {
-  let text = '';
+  let text;
   try {
     text = readFileSync(file, 'utf8');
   } catch {
