@@ -7,6 +7,8 @@ RUN npm install --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY migrations ./migrations
+COPY openapi ./openapi
+COPY cli ./cli
 RUN npm run build && npm prune --omit=dev
 
 FROM node:20-bookworm-slim
@@ -15,7 +17,8 @@ WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
-COPY openapi ./openapi
+# Read from the working directory at start: the GraphQL schema (the contract is in dist, as JSON).
+COPY src/graphql/schema.graphql ./src/graphql/schema.graphql
 RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]

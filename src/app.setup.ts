@@ -86,7 +86,9 @@ const CLIENT_ERRORS: Record<string, [ErrorCode, string]> = {
 function answerMalformedRequests(server: Server, baseUrl: string): void {
   server.removeAllListeners('clientError');
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
-    if (!socket.writable || error.code === 'ECONNRESET') {
+    // As Node's own handler: no answer on a dead socket, nor after a response that has already started.
+    const responding = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent;
+    if (!socket.writable || responding || error.code === 'ECONNRESET') {
       socket.destroy();
       return;
     }

@@ -524,6 +524,8 @@ describe('key rotation and removal (#15)', () => {
     const old = await registerAgent(r);
     await r.app.get(KeyStore).rotate();
     const fresh = await registerAgent(r);
+    // Used once first, so that a verified-token cache would remember it.
+    await accept(ACCESS, old.accessToken, r);
     await r.dataSource.getRepository(SigningKey).delete([kidOf(old.assertion), kidOf(old.accessToken)]);
     expect(await rowExists(kidOf(old.assertion))).toBe(false);
     await later(61, async () => {

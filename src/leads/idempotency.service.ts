@@ -106,12 +106,12 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
       await this.keys.update({ scope: row.scope, key: row.key, leadId: row.leadId }, { state: 'done', responseBody: JSON.stringify(result) });
     } catch (error) {
       // The resource exists, so the answer stands; a retry finds it through recover().
-      this.logger.warn({ err: safeError(error) }, 'could not record an idempotent answer');
+      this.logger.warn({ error: safeError(error) }, 'could not record an idempotent answer');
     }
     return result;
   }
 
   private async purgeExpired(): Promise<void> {
-    await this.keys.delete({ expiresAt: LessThan(new Date()) }).catch((error: unknown) => this.logger.warn({ err: safeError(error) }, 'purge failed'));
+    await this.keys.delete({ expiresAt: LessThan(new Date()) }).catch((error: unknown) => this.logger.warn({ error: safeError(error) }, 'purge failed'));
   }
 }

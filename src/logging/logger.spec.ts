@@ -34,18 +34,20 @@ describe('NestPinoLogger', () => {
   it("writes Nest's (message, context) and pino's (object, message, context) calls as one line each, with the context", () => {
     const { lines, logger } = capture();
     logger.log('Mapped {/api/v1/lead, POST} route', 'RouterExplorer');
-    logger.warn({ err: { message: 'down' }, email: 'ana@exemplo.com' }, 'database unavailable', 'ProblemFilter');
+    logger.warn({ error: { message: 'down' }, email: 'ana@exemplo.com' }, 'database unavailable', 'ProblemFilter');
     logger.debug('not at info', 'Quiet');
+    logger.error('Unable to connect to the database. Retrying (1)...', 'Error: connect ECONNREFUSED 127.0.0.1:5432', 'TypeOrmModule');
     expect(lines).toMatchObject([
       { level: 30, context: 'RouterExplorer', msg: 'Mapped {/api/v1/lead, POST} route' },
-      { level: 40, context: 'ProblemFilter', msg: 'database unavailable', err: { message: 'down' }, email: '[redacted]' },
+      { level: 40, context: 'ProblemFilter', msg: 'database unavailable', error: { message: 'down' }, email: '[redacted]' },
+      { level: 50, context: 'TypeOrmModule', msg: 'Unable to connect to the database. Retrying (1)...', details: ['Error: connect ECONNREFUSED 127.0.0.1:5432'] },
     ]);
-    expect(lines).toHaveLength(2);
+    expect(lines).toHaveLength(3);
   });
 
   it('logs an Error by its safe parts', () => {
     const { lines, logger } = capture();
     logger.error(new Error('boom'), 'Bootstrap');
-    expect(lines[0]).toMatchObject({ level: 50, context: 'Bootstrap', msg: 'boom', err: { message: 'boom', stack: expect.stringContaining('boom') } });
+    expect(lines[0]).toMatchObject({ level: 50, context: 'Bootstrap', msg: 'boom', error: { type: 'Error', message: 'boom', stack: expect.stringContaining('boom') } });
   });
 });

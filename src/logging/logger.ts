@@ -45,9 +45,10 @@ export class NestPinoLogger implements LoggerService {
   private write(level: Level, message: unknown, params: unknown[]): void {
     if (!this.logger.isLevelEnabled(level)) return;
     const context = params.length > 0 && typeof params.at(-1) === 'string' ? params.pop() : undefined;
-    if (message instanceof Error) this.logger[level]({ context, err: safeError(message) }, message.message);
+    if (message instanceof Error) this.logger[level]({ context, error: safeError(message) }, message.message);
     else if (typeof message === 'object' && message !== null) this.logger[level]({ context, ...message }, params[0] as string | undefined);
-    else this.logger[level]({ context }, String(message));
+    // Nest's own (message, stack) and (message, ...details): keep what follows the message, e.g. why a connection failed.
+    else this.logger[level](params.length ? { context, details: params.map(String) } : { context }, String(message));
   }
 }
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { errors, JWTPayload, jwtVerify, JWTVerifyOptions, SignJWT } from 'jose';
+import { decodeProtectedHeader, errors, JWTPayload, jwtVerify, JWTVerifyOptions, SignJWT } from 'jose';
 import { IsNull, LessThan, Repository } from 'typeorm';
 import { ANONYMOUS, Principal } from '../auth/principal.js';
 import { AppConfig } from '../config/config.js';
@@ -44,7 +44,7 @@ export class TokenService implements OnModuleInit, OnModuleDestroy {
   private readonly tokenEndpoint: string;
   private readonly challenge: string;
   /** Access tokens already verified, by their exact text: a hit skips the signature check, never the liveness check. */
-  private readonly verifiedAccessTokens = new Map<string, JWTPayload>();
+  private readonly verifiedAccessTokens = new Map<string, { payload: JWTPayload; kid: unknown }>();
   private readonly liveSql: string;
 
   constructor(
@@ -59,9 +59,9 @@ export class TokenService implements OnModuleInit, OnModuleDestroy {
     this.liveSql = liveTokenSql(registrations, revoked);
   }
 
-  /** Revoked access tokens need remembering only until they would have expired anyway. */
+  /** Revoked access tokens need remembering only until they would have expired anyway, clock skew included. */
   onModuleInit(): void {
-    this.purgeTimer ??= setInterval(() => void this.revoked.delete({ expiresAt: LessThan(new Date()) }).catch(() => undefined), 3_600_000).unref();
+    this.purgeTimer ??= setInterval(() => void this.revoked.delete({ expiresAt: LessThan(new Date(Date.now() - CLOCK_SKEW_SECONDS * 1000)) }).catch(() => undefined), 3_600_000).unref();
   }
 
   onModuleDestroy(): void {
@@ -130,10 +130,15 @@ export class TokenService implements OnModuleInit, OnModuleDestroy {
     return { kind: 'agent', registrationId: payload.sub! };
   }
 
-  /** An agent sends the same token for up to its lifetime; the signature is checked the first time only. */
+  /**
+   * An agent sends the same token for up to its lifetime; the signature is checked the first time only. A hit still
+   * needs its key: a key deleted after a leak stops its tokens here within the key store's reload interval.
+   */
   private async verifiedAccessToken(token: string): Promise<JWTPayload | undefined> {
     const known = this.verifiedAccessTokens.get(token);
-    if (known && known.exp! + CLOCK_SKEW_SECONDS > Date.now() / 1000) return known;
+    if (known && known.payload.exp! + CLOCK_SKEW_SECONDS > Date.now() / 1000 && (await this.keys.verificationKey('access_token', known.kid))) {
+      return known.payload;
+    }
     this.verifiedAccessTokens.delete(token);
     const payload = await this.verify('access_token', token, {
       typ: ACCESS_TOKEN_TYP,
@@ -142,7 +147,7 @@ export class TokenService implements OnModuleInit, OnModuleDestroy {
     });
     if (payload) {
       if (this.verifiedAccessTokens.size >= VERIFIED_CACHE_SIZE) this.verifiedAccessTokens.delete(this.verifiedAccessTokens.keys().next().value!);
-      this.verifiedAccessTokens.set(token, payload);
+      this.verifiedAccessTokens.set(token, { payload, kid: decodeProtectedHeader(token).kid });
     }
     return payload;
   }

@@ -81,13 +81,13 @@ export class ProblemFilter implements ExceptionFilter {
   }
 
   /** One line per 10 s at most, with how many more failed: an outage under load would otherwise log every request. */
-  private warnDatabaseUnavailable(exception: unknown): void {
+  private warnDatabaseUnavailable(exception: unknown, req: Request): void {
     const now = Date.now();
     if (now - this.lastDatabaseWarning < DATABASE_WARNING_INTERVAL_MS) {
       this.unloggedDatabaseFailures++;
       return;
     }
-    this.logger.warn({ err: safeError(exception), alsoFailedSinceLastLine: this.unloggedDatabaseFailures }, 'database unavailable');
+    this.logger.warn({ ...requestOf(req), error: safeError(exception), alsoFailedSinceLastLine: this.unloggedDatabaseFailures }, 'database unavailable');
     this.lastDatabaseWarning = now;
     this.unloggedDatabaseFailures = 0;
   }
@@ -106,17 +106,23 @@ export class ProblemFilter implements ExceptionFilter {
       return new AppError('not_found', `Nothing is served at ${req.path}.`);
     }
     if (isDatabaseUnavailable(exception)) {
-      this.warnDatabaseUnavailable(exception);
-      return serviceUnavailable('The database is unavailable; nothing was stored.');
+      this.warnDatabaseUnavailable(exception, req);
+      // A statement that timed out may still have committed: the retry advice covers that case too.
+      return serviceUnavailable('The database is unavailable or did not answer in time; retry with the same Idempotency-Key, which never stores a lead twice.');
     }
     if (exception instanceof HttpException || isClientHttpError(exception)) {
       const status = exception instanceof HttpException ? exception.getStatus() : (exception as { status: number }).status;
       const code = FRAMEWORK_STATUS_CODES[status];
       if (code) return new AppError(code, code === 'bad_request' ? 'The request could not be understood (for example a malformed percent-encoding in the path).' : ERROR_CATALOG[code].description);
     }
-    this.logger.error({ err: safeError(exception) }, 'unexpected error');
+    this.logger.error({ ...requestOf(req), error: safeError(exception) }, 'unexpected error');
     return new AppError('internal_error', 'An unexpected error occurred.');
   }
+}
+
+/** Which request a log line is about: its id (the client has it in the problem) and its path, never the query. */
+function requestOf(req: Request): { requestId: string; path: string } {
+  return { requestId: requestIdOf(req), path: req.path };
 }
 
 function bodyParserError(exception: unknown): AppError | undefined {

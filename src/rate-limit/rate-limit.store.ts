@@ -112,7 +112,7 @@ export class RateLimitStore implements ThrottlerStorage, OnModuleInit, OnModuleD
       this.connectedOnce = true;
       this.logger.log('Redis connected: rate limits are shared across instances');
     } else if (up) this.logger.log('Redis is back: rate limits are shared across instances again');
-    else this.logger.warn({ err: error ? safeError(error) : undefined }, 'Redis unavailable: rate limits fall back to this instance');
+    else this.logger.warn({ error: error ? safeError(error) : undefined }, 'Redis unavailable: rate limits fall back to this instance');
   }
 
   private sweep(): void {
