@@ -14,7 +14,7 @@ function routeLimit(context: ExecutionContext): RouteLimit | undefined {
   return Reflect.getMetadata(ROUTE_LIMIT, context.getHandler()) ?? Reflect.getMetadata(ROUTE_LIMIT, context.getClass());
 }
 
-/** The one policy that applies to this request; every named throttler but that one skips it. */
+/** The one policy that applies to this request: the route's own, or the caller's tier on `api` routes. */
 function policyFor(context: ExecutionContext, req: Request): PolicyName | undefined {
   const limit = routeLimit(context);
   if (limit !== 'api') return limit;

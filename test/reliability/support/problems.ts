@@ -1,4 +1,7 @@
+import { contractSchema } from '../../support/contract.js';
 import type { Reply } from './http-client.js';
+
+const validateProblem = contractSchema('/components/schemas/Problem');
 
 /**
  * Why `reply` is not the 503 a dependency outage must give (a `service_unavailable` problem with Retry-After), or
@@ -11,6 +14,7 @@ export function notUnavailableProblem(reply: Reply): string | undefined {
   } catch {
     return `not JSON: ${reply.body.slice(0, 100)}`;
   }
+  if (!validateProblem(body)) return `not a problem of the contract: ${JSON.stringify(validateProblem.errors)}`;
   const retryAfter = Number(reply.headers['retry-after']);
   if (reply.status !== 503 || body.status !== 503 || body.code !== 'service_unavailable' || !body.type?.endsWith('/docs/errors#service_unavailable')) {
     return `${reply.status} ${reply.body.slice(0, 200)}`;
