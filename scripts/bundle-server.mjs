@@ -1,0 +1,67 @@
+// Bundles the compiled service (dist/src/main.js) into dist/server.mjs, the file `npm start` runs: Node 20 has no
+// module compile cache, and loading the module graph file by file was most of the start-up time.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { build } from 'esbuild';
+
+const OUTFILE = 'dist/server.mjs';
+
+await build({
+  entryPoints: ['dist/src/main.js'],
+  outfile: OUTFILE,
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  // Identifiers stay unminified: Nest, TypeORM and graphql read class names at run time, and with the original names
+  // in place keepNames has almost nothing to rename (see the helper below).
+  minifyWhitespace: true,
+  minifySyntax: true,
+  keepNames: true,
+  logLevel: 'warning',
+  // Native, optional or never-loaded modules; swagger-ui-dist is read from disk for its asset folder.
+  external: [
+    'better-sqlite3',
+    'swagger-ui-dist',
+    '@apollo/gateway',
+    '@apollo/subgraph',
+    '@as-integrations/fastify',
+    '@nestjs/microservices',
+    '@nestjs/websockets',
+    'bufferutil',
+    'utf-8-validate',
+    'ts-morph',
+  ],
+  banner: { js: "import { createRequire as bannerRequire } from 'node:module'; const require = bannerRequire(import.meta.url);" },
+  plugins: [
+    {
+      // @nestjs/typeorm looks up `Connection` and `AbstractRepository`, which TypeORM 1.x no longer has, with a runtime
+      // require() that esbuild cannot follow: it loaded a second, unbundled TypeORM (2.5 MB of source) to find nothing.
+      name: 'typeorm-compat',
+      setup(onBuild) {
+        onBuild.onLoad({ filter: /@nestjs[\\/]typeorm[\\/]dist[\\/]common[\\/]typeorm-compat\.js$/ }, () => ({
+          contents: 'export const Connection = undefined;\nexport const AbstractRepository = undefined;\n',
+          loader: 'js',
+        }));
+      },
+    },
+  ],
+});
+
+let code = readFileSync(OUTFILE, 'utf8');
+
+// keepNames redefines `name` on every function it wraps, each time the function is created: on every request for the
+// closures in Express, Nest and class-validator (~8% of the CPU per request). Only rename when the name differs,
+// and leave arrow functions, whose names nothing reads, as they are (hasOwn: reading `prototype` would create it).
+const NAME_HELPER = 'var __name=(target,value)=>__defProp(target,"name",{value,configurable:!0})';
+if (!code.includes(NAME_HELPER)) throw new Error(`esbuild's __name helper changed; update ${import.meta.url}`);
+code = code.replace(
+  NAME_HELPER,
+  'var __name=(target,value)=>(target.name!==value&&Object.hasOwn(target,"prototype")&&__defProp(target,"name",{value,configurable:!0}),target)',
+);
+
+// esbuild escapes non-ASCII text except inside regular expression literals (validator's alphabets); one such character
+// makes V8 hold the whole 7 MB source as UTF-16, twice the memory. \uXXXX means the same inside a regular expression.
+if (/\\[\u0080-\uffff]/.test(code)) throw new Error('a non-ASCII character follows a backslash in the bundle: escape it by hand');
+code = code.replace(/[\u0080-\uffff]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+
+writeFileSync(OUTFILE, code);
