@@ -347,7 +347,7 @@ function table(rows) {
     '|---|---|--:|--:|--:|--:|--:|--:|--:|--:|',
   ];
   for (const row of rows) {
-    const ratio = row.kind === 'service' && row.baselineRps ? fmt(row.m.rps / row.baselineRps, 2) : '';
+    const ratio = row.ratio === undefined ? '' : fmt(row.ratio, 2);
     lines.push(
       `| ${row.title} | ${row.label} | ${fmt(row.m.rps)} | ${fmt(row.m.p50, 1)} | ${fmt(row.m.p99, 1)} | ${fmt(row.m.non2xx)} | ${fmt(row.m.errors)} | ${fmt(row.m.rssMb, 1)} | ${fmt(row.m.healthyMs)} | ${ratio} |`,
     );
@@ -384,9 +384,12 @@ async function main() {
   for (const scenario of scenarios) {
     const service = summarise(samples.get(`${scenario.name}:service`));
     const baseline = scenario.baseline ? summarise(samples.get(`${scenario.name}:baseline`)) : undefined;
-    const reference = samples.get(`${scenario.compareWith}:baseline`);
-    const baselineRps = baseline?.rps ?? (reference ? summarise(reference).rps : undefined);
-    rows.push({ title: scenario.title, kind: 'service', label: `service (${database})`, m: service, baselineRps });
+    // Each round's service run is paired with the baseline run beside it, so that a machine that speeds up or slows
+    // down between rounds moves both sides of a ratio together.
+    const reference = samples.get(`${scenario.baseline ? scenario.name : scenario.compareWith}:baseline`);
+    const serviceRuns = samples.get(`${scenario.name}:service`);
+    const ratio = reference ? median(serviceRuns.map((run, round) => run.rps / reference[round].rps)) : undefined;
+    rows.push({ title: scenario.title, kind: 'service', label: `service (${database})`, m: service, ratio });
     if (baseline) rows.push({ title: scenario.title, kind: 'baseline', label: 'baseline (SQLite)', m: baseline });
   }
   const markdown = table(rows);
@@ -402,6 +405,7 @@ async function main() {
     `- Command: \`node bench/run.mjs ${process.argv.slice(2).join(' ')}\`: ${opts.rounds} round(s) × ${opts.duration} s per scenario (after ${opts.warmup} s warm-up), ${opts.connections} connections; medians over rounds`,
     `- Service database: ${database}; the baseline always uses SQLite (WAL, synchronous=NORMAL). Each measurement is a fresh process with a fresh DATA_DIR.`,
     `- Servers ${hasTaskset ? 'pinned to CPU 0 with taskset, autocannon on the other core(s)' : 'not pinned (taskset unavailable or one core)'}; rate limits set far beyond the load; LOG_LEVEL=warn.`,
+    '- service/baseline: the median over rounds of each round\'s service req/s divided by the baseline req/s of the same round.',
     '- The bearer lead ratio is to the anonymous lead baseline (the baseline has no tokens).',
     '- register + token: each iteration is two requests (registration, then exchange); req/s counts both.',
     '',
