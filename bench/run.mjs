@@ -382,15 +382,14 @@ async function main() {
 
   const rows = [];
   for (const scenario of scenarios) {
-    const service = summarise(samples.get(`${scenario.name}:service`));
-    const baseline = scenario.baseline ? summarise(samples.get(`${scenario.name}:baseline`)) : undefined;
+    const serviceRuns = samples.get(`${scenario.name}:service`);
+    const baselineRuns = samples.get(`${scenario.name}:baseline`);
     // Each round's service run is paired with the baseline run beside it, so that a machine that speeds up or slows
     // down between rounds moves both sides of a ratio together.
-    const reference = samples.get(`${scenario.baseline ? scenario.name : scenario.compareWith}:baseline`);
-    const serviceRuns = samples.get(`${scenario.name}:service`);
+    const reference = baselineRuns ?? samples.get(`${scenario.compareWith}:baseline`);
     const ratio = reference ? median(serviceRuns.map((run, round) => run.rps / reference[round].rps)) : undefined;
-    rows.push({ title: scenario.title, kind: 'service', label: `service (${database})`, m: service, ratio });
-    if (baseline) rows.push({ title: scenario.title, kind: 'baseline', label: 'baseline (SQLite)', m: baseline });
+    rows.push({ title: scenario.title, kind: 'service', label: `service (${database})`, m: summarise(serviceRuns), ratio });
+    if (baselineRuns) rows.push({ title: scenario.title, kind: 'baseline', label: 'baseline (SQLite)', m: summarise(baselineRuns) });
   }
   const markdown = table(rows);
   console.log(`\n${markdown}\n`);
