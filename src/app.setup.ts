@@ -8,6 +8,7 @@ import type { NextFunction, Request, Response } from 'express';
 import helmet from 'helmet';
 import { AppModule } from './app.module.js';
 import { AppConfig } from './config/config.js';
+import { PrototypedExpressAdapter } from './http/express-adapter.js';
 import { createLogger, NestPinoLogger, requestLogging } from './logging/logger.js';
 import { ErrorCode } from './problem/error-catalog.js';
 import { buildProblem, PROBLEM_MEDIA_TYPE } from './problem/problem.js';
@@ -27,7 +28,7 @@ export const SERVER_TIMEOUTS = {
 /** Builds the whole application; main.ts and every e2e suite go through here, so tests run what production runs. */
 export async function createApp(config: AppConfig): Promise<NestExpressApplication> {
   const logger = createLogger(config.logLevel);
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), { bodyParser: false, logger: new NestPinoLogger(logger) });
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), new PrototypedExpressAdapter(), { bodyParser: false, logger: new NestPinoLogger(logger) });
   app.set('trust proxy', config.trustProxy);
   app.set('x-powered-by', false);
   app.set('etag', false);
