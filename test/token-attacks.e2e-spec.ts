@@ -289,9 +289,10 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => lure.listen(0, '127.0.0.1', resolve));
   lureUrl = `http://127.0.0.1:${(lure.address() as AddressInfo).port}`;
 
+  // The service makes its keys in the background as it starts; the first JWKS request waits for them.
+  const jwks = await t.http.get('/.well-known/jwks.json').then(expectContract);
   keys = await loadKeys(t);
   expect([keys.assertion.alg, keys.access_token.alg]).toEqual(['ES256', 'RS256']);
-  const jwks = await t.http.get('/.well-known/jwks.json').then(expectContract);
   served = {
     assertion: jwks.body.keys.find((k: JWK) => k.kid === keys.assertion.kid),
     access_token: jwks.body.keys.find((k: JWK) => k.kid === keys.access_token.kid),

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { Injectable, OnModuleInit } from '@nestjs/common';
+import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { type CryptoKey, exportJWK, generateKeyPair, importJWK, JWK } from 'jose';
 import { IsNull, Repository } from 'typeorm';
+import { safeError } from '../logging/safe-error.js';
 import { KeyPurpose, SigningKey } from './signing-key.entity.js';
 
 /** One algorithm per purpose (RFC 8725 §3.1); RFC 9068 requires RS256 for access tokens. */
@@ -28,14 +29,38 @@ export interface PublicJwk extends JWK {
 }
 
 @Injectable()
-export class KeyStore implements OnModuleInit {
+export class KeyStore implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger('KeyStore');
   private keys = new Map<string, LoadedKey>();
+  private ready?: Promise<void>;
   private loadedAt = 0;
   private unknownKidReloadAt = 0;
 
   constructor(@InjectRepository(SigningKey) private readonly rows: Repository<SigningKey>) {}
 
-  async onModuleInit(): Promise<void> {
+  /**
+   * Keys are made or loaded while the service starts answering: a new RSA key takes a few hundred milliseconds, which
+   * only the first signature, verification or JWKS request needs to wait for. A failure is logged and retried by the
+   * next request that needs a key.
+   */
+  onModuleInit(): void {
+    this.keysReady().catch((error: unknown) => this.logger.error({ error: safeError(error) }, 'Signing keys could not be prepared; the next token request retries'));
+  }
+
+  /** Shutdown waits for keys still being written, so the database is not closed under them. */
+  async onModuleDestroy(): Promise<void> {
+    await this.ready?.catch(() => undefined);
+  }
+
+  private keysReady(): Promise<void> {
+    this.ready ??= this.prepareKeys().catch((error: unknown) => {
+      this.ready = undefined;
+      throw error;
+    });
+    return this.ready;
+  }
+
+  private async prepareKeys(): Promise<void> {
     for (const purpose of Object.keys(KEY_ALGORITHMS) as KeyPurpose[]) {
       // Two instances starting on an empty database may both create a key; both are then valid, the newer signs.
       if (!(await this.rows.existsBy({ purpose, retiredAt: IsNull() }))) await this.create(purpose);
@@ -58,6 +83,7 @@ export class KeyStore implements OnModuleInit {
 
   /** The key that signs new tokens of a purpose. */
   async signingKey(purpose: KeyPurpose): Promise<{ kid: string; alg: string; key: CryptoKey }> {
+    await this.keysReady();
     if (Date.now() - this.loadedAt > RELOAD_INTERVAL_MS) await this.load();
     const current = [...this.keys.values()]
       .filter((k) => k.row.purpose === purpose && !k.row.retiredAt)
@@ -69,6 +95,7 @@ export class KeyStore implements OnModuleInit {
   /** The public key for a token's kid, only if it belongs to the expected purpose and may still verify. */
   async verificationKey(purpose: KeyPurpose, kid: unknown): Promise<CryptoKey | undefined> {
     if (typeof kid !== 'string' || kid.length > 64) return undefined;
+    await this.keysReady();
     // A key deleted elsewhere (say, after a leak) must stop verifying here too, not only once this instance signs again.
     if (Date.now() - this.loadedAt > RELOAD_INTERVAL_MS) await this.load();
     let key = this.keys.get(kid);
@@ -82,6 +109,7 @@ export class KeyStore implements OnModuleInit {
 
   /** Public members only, read from the database so that a rotation anywhere shows at once. */
   async jwks(): Promise<{ keys: PublicJwk[] }> {
+    await this.keysReady();
     const rows = await this.rows.find({ order: { createdAt: 'ASC' } });
     return { keys: rows.filter(usable).map((row) => ({ ...(JSON.parse(row.publicJwk) as JWK), kid: row.kid, alg: row.alg, use: 'sig' as const })) };
   }

@@ -1,0 +1,46 @@
+import 'reflect-metadata';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DataSource, Repository } from 'typeorm';
+import { dataSourceOptions, runMigrations } from '../database/data-source.js';
+import { KeyStore } from './key-store.service.js';
+import { SigningKey } from './signing-key.entity.js';
+
+describe('KeyStore on a new database', () => {
+  let dir: string;
+  let dataSource: DataSource;
+  let rows: Repository<SigningKey>;
+
+  beforeEach(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'keys-'));
+    dataSource = await new DataSource(dataSourceOptions({ databaseUrl: undefined, dataDir: dir })).initialize();
+    await runMigrations(dataSource);
+    rows = dataSource.getRepository(SigningKey);
+  });
+
+  afterEach(async () => {
+    await dataSource.destroy();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('does not hold up start-up, and the first JWKS request waits for both keys', async () => {
+    const store = new KeyStore(rows);
+    store.onModuleInit();
+    const { keys } = await store.jwks();
+    expect(keys.map((key) => key.alg).sort()).toEqual(['ES256', 'RS256']);
+    expect(await rows.count()).toBe(2);
+    const signing = await store.signingKey('access_token');
+    expect(await store.verificationKey('access_token', signing.kid)).toBeDefined();
+    await store.onModuleDestroy();
+  });
+
+  it('retries on the next request when preparing the keys failed', async () => {
+    jest.spyOn(rows, 'existsBy').mockRejectedValueOnce(new Error('SQLITE_BUSY: database is locked'));
+    const store = new KeyStore(rows);
+    await expect(store.signingKey('assertion')).rejects.toThrow('database is locked');
+    expect(await rows.count()).toBe(0);
+    await expect(store.signingKey('assertion')).resolves.toMatchObject({ alg: 'ES256' });
+    expect(await rows.count()).toBe(2);
+  });
+});
