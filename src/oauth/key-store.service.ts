@@ -15,6 +15,8 @@ export const CLOCK_SKEW_SECONDS = 60;
 const RELOAD_INTERVAL_MS = 60_000;
 /** An unknown kid triggers a reload, at most this often, so forged kids cannot hammer the database. */
 const UNKNOWN_KID_RELOAD_MS = 1_000;
+/** After keys could not be prepared, requests get that failure for this long before one tries again. */
+export const KEY_RETRY_MS = 5_000;
 
 interface LoadedKey {
   row: SigningKey;
@@ -33,6 +35,7 @@ export class KeyStore implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('KeyStore');
   private keys = new Map<string, LoadedKey>();
   private ready?: Promise<void>;
+  private failure?: { error: unknown; at: number };
   private loadedAt = 0;
   private unknownKidReloadAt = 0;
 
@@ -40,23 +43,31 @@ export class KeyStore implements OnModuleInit, OnModuleDestroy {
 
   /**
    * Keys are made or loaded while the service starts answering: a new RSA key takes a few hundred milliseconds, which
-   * only the first signature, verification or JWKS request needs to wait for. A failure is logged and retried by the
-   * next request that needs a key.
+   * only the first signature, verification or JWKS request needs to wait for. A failure is logged, answered to the
+   * requests of the next few seconds, and then retried by the next request that needs a key.
    */
   onModuleInit(): void {
-    this.keysReady().catch((error: unknown) => this.logger.error({ error: safeError(error) }, 'Signing keys could not be prepared; the next token request retries'));
+    this.keysReady().catch((error: unknown) => this.logger.error({ error: safeError(error) }, 'Signing keys could not be prepared; retrying on demand'));
   }
 
-  /** Shutdown waits for keys still being written, so the database is not closed under them. */
+  /** Shutdown waits for keys or a reload still under way, so the database is not closed under them. */
   async onModuleDestroy(): Promise<void> {
-    await this.ready?.catch(() => undefined);
+    await Promise.allSettled([this.ready, this.loading]);
   }
 
   private keysReady(): Promise<void> {
-    this.ready ??= this.prepareKeys().catch((error: unknown) => {
-      this.ready = undefined;
-      throw error;
-    });
+    // A failing database is not asked again on every request (JWKS is public): the failure stands for a while.
+    if (this.failure && Date.now() - this.failure.at < KEY_RETRY_MS) return Promise.reject(this.failure.error);
+    this.ready ??= this.prepareKeys().then(
+      () => {
+        this.failure = undefined;
+      },
+      (error: unknown) => {
+        this.ready = undefined;
+        this.failure = { error, at: Date.now() };
+        throw error;
+      },
+    );
     return this.ready;
   }
 
@@ -70,6 +81,8 @@ export class KeyStore implements OnModuleInit, OnModuleDestroy {
 
   /** Adds a new key per purpose and makes it current; the previous keys keep verifying until their tokens expire. */
   async rotate(): Promise<string[]> {
+    // Keys being prepared at start-up would otherwise land beside the rotated ones, newer, and sign instead.
+    await this.ready?.catch(() => undefined);
     const now = new Date();
     const created: string[] = [];
     for (const purpose of Object.keys(KEY_ALGORITHMS) as KeyPurpose[]) {
@@ -77,6 +90,8 @@ export class KeyStore implements OnModuleInit, OnModuleDestroy {
       created.push(await this.create(purpose));
       for (const row of previous.filter((r) => !r.retiredAt)) await this.rows.update({ kid: row.kid }, { retiredAt: now });
     }
+    // A reload that began before the new keys were written would not see them.
+    await this.loading?.catch(() => undefined);
     await this.load();
     return created;
   }
