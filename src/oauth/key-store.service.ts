@@ -72,11 +72,25 @@ export class KeyStore implements OnModuleInit, OnModuleDestroy {
   }
 
   private async prepareKeys(): Promise<void> {
-    for (const purpose of Object.keys(KEY_ALGORITHMS) as KeyPurpose[]) {
-      // Two instances starting on an empty database may both create a key; both are then valid, the newer signs.
-      if (!(await this.rows.existsBy({ purpose, retiredAt: IsNull() }))) await this.create(purpose);
-    }
+    await this.oneInstanceAtATime(async (rows) => {
+      for (const purpose of Object.keys(KEY_ALGORITHMS) as KeyPurpose[]) {
+        if (!(await rows.existsBy({ purpose, retiredAt: IsNull() }))) await this.create(purpose, rows);
+      }
+    });
     await this.load();
+  }
+
+  /**
+   * On PostgreSQL, instances that start together take turns (a transaction-scoped advisory lock), so the second finds
+   * the first one's keys instead of making its own. SQLite serves one instance; a transaction there would hold the one
+   * connection that every other query shares.
+   */
+  private async oneInstanceAtATime(work: (rows: Repository<SigningKey>) => Promise<void>): Promise<void> {
+    if (this.rows.manager.connection.options.type !== 'postgres') return work(this.rows);
+    await this.rows.manager.transaction(async (manager) => {
+      await manager.query('SELECT pg_advisory_xact_lock(7426824)');
+      await work(manager.getRepository(SigningKey));
+    });
   }
 
   /** Adds a new key per purpose and makes it current; the previous keys keep verifying until their tokens expire. */
@@ -129,11 +143,11 @@ export class KeyStore implements OnModuleInit, OnModuleDestroy {
     return { keys: rows.filter(usable).map((row) => ({ ...(JSON.parse(row.publicJwk) as JWK), kid: row.kid, alg: row.alg, use: 'sig' as const })) };
   }
 
-  private async create(purpose: KeyPurpose): Promise<string> {
+  private async create(purpose: KeyPurpose, rows = this.rows): Promise<string> {
     const alg = KEY_ALGORITHMS[purpose];
     const { publicKey, privateKey } = await generateKeyPair(alg, { extractable: true });
     const kid = `${purpose === 'assertion' ? 'as' : 'at'}_${randomBytes(12).toString('base64url')}`;
-    await this.rows.insert({
+    await rows.insert({
       kid,
       purpose,
       alg,
