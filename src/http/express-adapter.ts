@@ -1,4 +1,4 @@
-import { createServer, IncomingMessage, ServerResponse } from 'node:http';
+import { createServer, IncomingMessage, type RequestListener, ServerResponse } from 'node:http';
 import type { NestApplicationOptions } from '@nestjs/common';
 import { ExpressAdapter } from '@nestjs/platform-express';
 
@@ -16,16 +16,15 @@ interface ExpressPrototypes {
  */
 export class PrototypedExpressAdapter extends ExpressAdapter {
   override initHttpServer(options: NestApplicationOptions): void {
-    super.initHttpServer(options);
-    // TLS and connection tracking keep Nest's own server (neither is used here).
-    if (options.httpsOptions || options.forceCloseConnections) return;
-    const app = this.getInstance<ExpressPrototypes>();
+    // TLS, connection tracking and 503-on-close keep Nest's own server (none is used here).
+    if (options.httpsOptions || options.forceCloseConnections || options.return503OnClosing) return super.initHttpServer(options);
+    const app = this.getInstance<RequestListener & ExpressPrototypes>();
     class Request extends IncomingMessage {}
     class Response extends ServerResponse {}
     Object.setPrototypeOf(Request.prototype, app.request);
     Object.setPrototypeOf(Response.prototype, app.response);
     app.request = Request.prototype;
     app.response = Response.prototype;
-    this.httpServer = createServer({ IncomingMessage: Request, ServerResponse: Response }, this.getInstance());
+    this.httpServer = createServer({ IncomingMessage: Request, ServerResponse: Response }, app);
   }
 }
