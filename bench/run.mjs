@@ -2,6 +2,7 @@
 // Usage (after `npm run build`): node bench/run.mjs [--duration 10] [--rounds 3] [--connections 50] [--warmup 1]
 //                                                  [--only lead,health] [--out bench/RESULTS.md]
 // SQLite by default; with TEST_DATABASE_URL the service runs on PostgreSQL (the baseline always stays on SQLite).
+// The lead scenario also runs the baseline with GROUP_COMMIT=1 (one commit per event-loop turn, as the service does).
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -99,6 +100,7 @@ async function startServer(kind) {
   const dataDir = mkdtempSync(join(tmpdir(), `bench-${kind}-`));
   const base = `http://127.0.0.1:${port}`;
   const env = { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'production', PORT: String(port), DATA_DIR: dataDir };
+  if (kind === 'baseline-gc') env.GROUP_COMMIT = '1';
   if (kind === 'service') {
     Object.assign(env, {
       PUBLIC_BASE_URL: base,
@@ -198,6 +200,7 @@ const SCENARIOS = [
     name: 'lead',
     title: 'POST /api/v1/lead (anonymous)',
     baseline: true,
+    groupCommitBaseline: true,
     prepare: () => ({ method: 'POST', path: '/api/v1/lead', headers: JSON_HEADERS, body: leadBody }),
     check: (res) => res.status === 201 && typeof res.body.id === 'string',
   },
@@ -343,13 +346,14 @@ const fmt = (value, digits = 0) => (Number.isFinite(value) ? value.toFixed(digit
 
 function table(rows) {
   const lines = [
-    '| Scenario | Server | req/s | p50 ms | p99 ms | non-2xx | errors | peak RSS MB | first healthy ms | service/baseline req/s |',
-    '|---|---|--:|--:|--:|--:|--:|--:|--:|--:|',
+    '| Scenario | Server | req/s | p50 ms | p99 ms | non-2xx | errors | peak RSS MB | first healthy ms | service/baseline req/s | service/group-commit baseline req/s |',
+    '|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
   ];
   for (const row of rows) {
     const ratio = row.ratio === undefined ? '' : fmt(row.ratio, 2);
+    const groupCommitRatio = row.groupCommitRatio === undefined ? '' : fmt(row.groupCommitRatio, 2);
     lines.push(
-      `| ${row.title} | ${row.label} | ${fmt(row.m.rps)} | ${fmt(row.m.p50, 1)} | ${fmt(row.m.p99, 1)} | ${fmt(row.m.non2xx)} | ${fmt(row.m.errors)} | ${fmt(row.m.rssMb, 1)} | ${fmt(row.m.healthyMs)} | ${ratio} |`,
+      `| ${row.title} | ${row.label} | ${fmt(row.m.rps)} | ${fmt(row.m.p50, 1)} | ${fmt(row.m.p99, 1)} | ${fmt(row.m.non2xx)} | ${fmt(row.m.errors)} | ${fmt(row.m.rssMb, 1)} | ${fmt(row.m.healthyMs)} | ${ratio} | ${groupCommitRatio} |`,
     );
   }
   return lines.join('\n');
@@ -369,12 +373,13 @@ async function main() {
   for (let round = 1; round <= opts.rounds; round++) {
     for (const scenario of scenarios) {
       // Alternate which goes first, so neither always gets the warmer machine.
-      const kinds = scenario.baseline ? (round % 2 ? ['service', 'baseline'] : ['baseline', 'service']) : ['service'];
+      const kinds = ['service', ...(scenario.baseline ? ['baseline'] : []), ...(scenario.groupCommitBaseline ? ['baseline-gc'] : [])];
+      if (round % 2 === 0) kinds.reverse();
       for (const kind of kinds) {
         const m = await measure(autocannon, scenario, kind, opts);
         record(`${scenario.name}:${kind}`, m);
         console.log(
-          `round ${round}/${opts.rounds} ${scenario.name.padEnd(14)} ${kind.padEnd(8)} ${fmt(m.rps).padStart(6)} req/s  p50 ${fmt(m.p50, 1)} ms  p99 ${fmt(m.p99, 1)} ms  non-2xx ${m.non2xx}  errors ${m.errors}  RSS ${fmt(m.rssMb, 1)} MB  healthy ${fmt(m.healthyMs)} ms`,
+          `round ${round}/${opts.rounds} ${scenario.name.padEnd(14)} ${kind.padEnd(11)} ${fmt(m.rps).padStart(6)} req/s  p50 ${fmt(m.p50, 1)} ms  p99 ${fmt(m.p99, 1)} ms  non-2xx ${m.non2xx}  errors ${m.errors}  RSS ${fmt(m.rssMb, 1)} MB  healthy ${fmt(m.healthyMs)} ms`,
         );
       }
     }
@@ -386,10 +391,18 @@ async function main() {
     const baselineRuns = samples.get(`${scenario.name}:baseline`);
     // Each round's service run is paired with the baseline run beside it, so that a machine that speeds up or slows
     // down between rounds moves both sides of a ratio together.
-    const reference = baselineRuns ?? samples.get(`${scenario.compareWith}:baseline`);
-    const ratio = reference ? median(serviceRuns.map((run, round) => run.rps / reference[round].rps)) : undefined;
-    rows.push({ title: scenario.title, kind: 'service', label: `service (${database})`, m: summarise(serviceRuns), ratio });
-    if (baselineRuns) rows.push({ title: scenario.title, kind: 'baseline', label: 'baseline (SQLite)', m: summarise(baselineRuns) });
+    const pairedRatio = (reference) => (reference ? median(serviceRuns.map((run, round) => run.rps / reference[round].rps)) : undefined);
+    const groupCommitRuns = samples.get(`${scenario.name}:baseline-gc`) ?? samples.get(`${scenario.compareWith}:baseline-gc`);
+    rows.push({
+      title: scenario.title,
+      label: `service (${database})`,
+      m: summarise(serviceRuns),
+      ratio: pairedRatio(baselineRuns ?? samples.get(`${scenario.compareWith}:baseline`)),
+      groupCommitRatio: pairedRatio(groupCommitRuns),
+    });
+    if (baselineRuns) rows.push({ title: scenario.title, label: 'baseline (SQLite)', m: summarise(baselineRuns) });
+    const ownGroupCommitRuns = samples.get(`${scenario.name}:baseline-gc`);
+    if (ownGroupCommitRuns) rows.push({ title: scenario.title, label: 'baseline, group commit (SQLite)', m: summarise(ownGroupCommitRuns) });
   }
   const markdown = table(rows);
   console.log(`\n${markdown}\n`);
@@ -406,6 +419,7 @@ async function main() {
     `- Servers ${hasTaskset ? 'pinned to CPU 0 with taskset, autocannon on the other core(s)' : 'not pinned (taskset unavailable or one core)'}; rate limits set far beyond the load; LOG_LEVEL=warn.`,
     '- service/baseline: the median over rounds of each round\'s service req/s divided by the baseline req/s of the same round.',
     '- The bearer lead ratio is to the anonymous lead baseline (the baseline has no tokens).',
+    '- Baseline: a commit per lead, as issue 8 defines it; group-commit baseline: the same with one commit per event-loop turn, as the service stores leads since 2026-11-24.',
     '- register + token: each iteration is two requests (registration, then exchange); req/s counts both.',
     '',
     markdown,

@@ -5,6 +5,7 @@ import { InitialSchema1763800000000 } from '../../migrations/1763800000000-initi
 import { AgentAuth1763900000000 } from '../../migrations/1763900000000-agent-auth.js';
 import { DropIdempotencyResponseStatus1764000000000 } from '../../migrations/1764000000000-drop-idempotency-response-status.js';
 import { AppConfig } from '../config/config.js';
+import { MAX_BATCH_ROWS } from './batched-insert.js';
 import { AgentRegistration } from '../identity/agent-registration.entity.js';
 import { IdempotencyKey } from '../leads/idempotency-key.entity.js';
 import { Lead } from '../leads/lead.entity.js';
@@ -32,6 +33,8 @@ export function dataSourceOptions(config: Pick<AppConfig, 'databaseUrl' | 'dataD
     type: 'better-sqlite3',
     database: join(config.dataDir, 'leads.sqlite'),
     enableWAL: true,
+    // TypeORM's cache of prepared statements is first-in first-out: room for every batch size beside the other queries.
+    statementCacheSize: MAX_BATCH_ROWS + 100,
     // NORMAL in WAL mode keeps every committed row across a process crash (kill -9); only an OS crash can lose the last commits.
     prepareDatabase: (db: { pragma(sql: string): unknown }) => {
       db.pragma('synchronous = NORMAL');

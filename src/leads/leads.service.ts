@@ -3,7 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
 import { v7 as uuidv7 } from 'uuid';
-import { preparedInsert } from '../database/prepared-insert.js';
+import { batchedInsert } from '../database/batched-insert.js';
 import { Caller } from '../http/caller.js';
 import { IdempotencyService } from './idempotency.service.js';
 import { Lead } from './lead.entity.js';
@@ -25,7 +25,7 @@ export class LeadsService {
     private readonly validation: LeadValidationService,
     private readonly idempotency: IdempotencyService,
   ) {
-    this.insert = preparedInsert(leads);
+    this.insert = batchedInsert(leads);
   }
 
   /** Validates, normalises and stores a lead; with an Idempotency-Key a retry returns the first receipt instead of a second row. */
