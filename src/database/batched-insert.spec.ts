@@ -83,6 +83,17 @@ describe('batchedInsert on SQLite', () => {
     expect(await leads.count()).toBe(3);
   });
 
+  it('settles a row alone when writing it throws at once, before any query runs', async () => {
+    const throwNow = (): never => {
+      throw new TypeError('cannot prepare this value');
+    };
+    queries.mockImplementationOnce(throwNow).mockImplementationOnce(throwNow);
+    const rows = [lead(), lead(), lead()];
+    const results = await Promise.allSettled(rows.map(insert));
+    expect(results.map((result) => result.status)).toEqual(['rejected', 'fulfilled', 'fulfilled']);
+    expect(await leads.count()).toBe(2);
+  });
+
   it('fails every row of a turn at once when the database cannot be reached, without retrying each', async () => {
     const unavailable = Object.assign(new Error('SQLITE_BUSY: database is locked'), { code: 'SQLITE_BUSY' });
     queries.mockRejectedValueOnce(unavailable);

@@ -48,7 +48,17 @@ export function batchedInsert<T extends ObjectLiteral>(repository: Repository<T>
         for (const pending of batch) pending.reject(error);
         return;
       }
-      await Promise.all(batch.map((pending) => insert([pending.row]).then(pending.resolve, pending.reject)));
+      // async, so that even a throw while a row's values are prepared settles that row alone
+      await Promise.all(
+        batch.map(async (pending) => {
+          try {
+            await insert([pending.row]);
+            pending.resolve();
+          } catch (rowError) {
+            pending.reject(rowError);
+          }
+        }),
+      );
     }
   };
 
