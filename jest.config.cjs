@@ -1,4 +1,4 @@
-// Nest 12, jose, uuid and marked ship ESM only; Jest on Node 20 cannot require() ESM, so swc turns them into CommonJS.
+// Nest 12, jose and marked ship ESM only; Jest on Node 20 cannot require() ESM, so swc turns them into CommonJS.
 const swcTs = {
   jsc: {
     parser: { syntax: 'typescript', decorators: true },
@@ -11,7 +11,7 @@ const swcJs = { jsc: { parser: { syntax: 'ecmascript' }, target: 'es2022' }, mod
 const shared = {
   testEnvironment: 'node',
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
-  transformIgnorePatterns: ['/node_modules/(?!(@nestjs|jose|uuid|marked|oauth4webapi|openid-client)/)'],
+  transformIgnorePatterns: ['/node_modules/(?!(@nestjs|jose|marked|oauth4webapi|openid-client)/)'],
   transform: { '^.+\\.ts$': ['@swc/jest', swcTs], '^.+\\.m?js$': ['@swc/jest', swcJs] },
 };
 const e2e = { ...shared, testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'] };

@@ -1,5 +1,5 @@
 // The bare limit of this machine for POST /api/v1/lead: node:http + better-sqlite3, doing the same validation
-// (the service's own rules, from the built dist/src/leads/lead-rules.js), normalisation and insert, nothing else.
+// (the service's own rules and ids, from the built dist/src), normalisation and insert, nothing else.
 // With GROUP_COMMIT=1 the rows of one event-loop turn share one transaction, as the service's batched insert does.
 // Usage: DATA_DIR=/tmp/x [GROUP_COMMIT=1] node bench/baseline.mjs [port]   (PORT from the environment when no argument is given)
 import { createServer } from 'node:http';
@@ -9,7 +9,7 @@ import { setImmediate } from 'node:timers';
 import { TextDecoder } from 'node:util';
 import Database from 'better-sqlite3';
 import { parsePhoneNumberFromString } from 'libphonenumber-js';
-import { v7 as uuidv7 } from 'uuid';
+import { uuidv7 } from '../dist/src/database/uuid-v7.js';
 import { LEAD_FIELDS, fieldFailure, normaliseEmail } from '../dist/src/leads/lead-rules.js';
 
 const BODY_LIMIT_BYTES = 16 * 1024;

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource, Repository } from 'typeorm';
-import { v7 as uuidv7 } from 'uuid';
+import { uuidv7 } from './uuid-v7.js';
 import { Lead } from '../leads/lead.entity.js';
 import { batchedInsert, MAX_BATCH_ROWS } from './batched-insert.js';
 import { isUniqueViolation } from './database-errors.js';

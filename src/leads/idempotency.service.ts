@@ -1,7 +1,7 @@
 import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { LessThan, Repository } from 'typeorm';
-import { v7 as uuidv7 } from 'uuid';
+import { uuidv7 } from '../database/uuid-v7.js';
 import { isUniqueViolation } from '../database/database-errors.js';
 import { safeError } from '../logging/safe-error.js';
 import { AppError } from '../problem/app-error.js';

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
-import { v7 as uuidv7 } from 'uuid';
+import { uuidv7 } from '../database/uuid-v7.js';
 import { batchedInsert } from '../database/batched-insert.js';
 import { Caller } from '../http/caller.js';
 import { IdempotencyService } from './idempotency.service.js';
