@@ -22,7 +22,8 @@ export class BearerGuard implements CanActivate {
   async canActivate(context: ExecutionContext): Promise<boolean> {
     if (!this.reflector.getAllAndOverride<boolean>(OPTIONAL_BEARER, [context.getHandler(), context.getClass()])) return true;
     const req = context.switchToHttp().getRequest<RequestWithPrincipal>();
-    req.principal = await this.tokens.authenticate(req.headersDistinct.authorization);
+    // headersDistinct (every header, to see a repeated Authorization) is built on first read: skip it when there is none.
+    req.principal = await this.tokens.authenticate(req.headers.authorization === undefined ? undefined : req.headersDistinct.authorization);
     return true;
   }
 }

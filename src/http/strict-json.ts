@@ -29,29 +29,32 @@ interface Frame {
   index: number; // arrays only
 }
 
-/** Walks already-valid JSON text once; strings are skipped whole, so brackets and commas inside them do not count. */
+const BACKSLASH = 0x5c;
+
+/**
+ * Walks already-valid JSON text once; strings are skipped whole, so brackets and commas inside them do not count.
+ * Pointers are built only for findings: this runs on every JSON body.
+ */
 function scanStructure(text: string): FieldError[] {
   const errors: FieldError[] = [];
   const stack: Frame[] = [];
   for (let i = 0; i < text.length && errors.length < MAX_FIELD_ERRORS; i++) {
     const c = text[i];
     if (c === '"') {
-      let end = i + 1;
-      let escaped = false;
-      while (end < text.length && text[end] !== '"') end += text[end] === '\\' ? ((escaped = true), 2) : 1;
+      const end = closingQuote(text, i + 1);
       const top = stack[stack.length - 1];
       if (top?.keys && nextNonSpace(text, end + 1) === ':') {
-        const key = escaped ? (JSON.parse(text.slice(i, end + 1)) as string) : text.slice(i + 1, end);
-        const pointer = `${top.pointer}/${escapePointer(key)}`;
-        if (FORBIDDEN_KEYS.has(key)) errors.push({ pointer, code: 'forbidden_key', detail: `The key "${key}" is not allowed.` });
-        else if (top.keys.has(key)) errors.push({ pointer, code: 'duplicate_key', detail: `The key "${key}" appears more than once.` });
+        const raw = text.slice(i + 1, end);
+        const key = raw.includes('\\') ? (JSON.parse(`"${raw}"`) as string) : raw;
+        if (FORBIDDEN_KEYS.has(key)) errors.push({ pointer: keyPointer(top, key), code: 'forbidden_key', detail: `The key "${key}" is not allowed.` });
+        else if (top.keys.has(key)) errors.push({ pointer: keyPointer(top, key), code: 'duplicate_key', detail: `The key "${key}" appears more than once.` });
         top.keys.add(key);
         top.key = key;
       }
       i = end;
     } else if (c === '{' || c === '[') {
       const parent = stack[stack.length - 1];
-      const pointer = !parent ? '' : parent.keys ? `${parent.pointer}/${escapePointer(parent.key ?? '')}` : `${parent.pointer}/${parent.index}`;
+      const pointer = !parent ? '' : parent.keys ? keyPointer(parent, parent.key ?? '') : `${parent.pointer}/${parent.index}`;
       if (stack.length >= MAX_JSON_DEPTH) {
         errors.push(nestingError(pointer));
         break;
@@ -65,6 +68,21 @@ function scanStructure(text: string): FieldError[] {
     }
   }
   return errors;
+}
+
+/** The index of the quote that closes a string whose text starts at `from` (the text is valid JSON, so there is one). */
+function closingQuote(text: string, from: number): number {
+  let end = text.indexOf('"', from);
+  for (;;) {
+    let backslashes = 0;
+    while (text.charCodeAt(end - 1 - backslashes) === BACKSLASH) backslashes++;
+    if (backslashes % 2 === 0) return end;
+    end = text.indexOf('"', end + 1);
+  }
+}
+
+function keyPointer(frame: Frame, key: string): string {
+  return `${frame.pointer}/${escapePointer(key)}`;
 }
 
 function nextNonSpace(text: string, from: number): string | undefined {

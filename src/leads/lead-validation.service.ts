@@ -30,12 +30,13 @@ function describe(code: FieldErrorCode, field: LeadField, rule: LeadFieldRule): 
 @Injectable()
 export class LeadValidationService {
   validate(body: Record<string, unknown>): NormalisedLead {
-    // Own keys only: a plain lookup would take toString, constructor or __proto__ for lead fields (inherited from Object).
-    const errors: FieldError[] = Object.keys(body)
-      .filter((key) => !Object.hasOwn(LEAD_FIELDS, key))
-      .map((key) => ({ pointer: `/${escapePointer(key)}`, code: 'unknown_field', detail: `${key} is not a lead field.` }));
-
-    const input = Object.assign(new LeadInput(), Object.fromEntries(LEAD_FIELD_NAMES.map((name) => [name, body[name]])));
+    const errors: FieldError[] = [];
+    for (const key of Object.keys(body)) {
+      // Own keys only: a plain lookup would take toString, constructor or __proto__ for lead fields (inherited from Object).
+      if (!Object.hasOwn(LEAD_FIELDS, key)) errors.push({ pointer: `/${escapePointer(key)}`, code: 'unknown_field', detail: `${key} is not a lead field.` });
+    }
+    const input = new LeadInput();
+    for (const name of LEAD_FIELD_NAMES) input[name] = body[name];
     for (const failure of validateSync(input)) {
       const field = failure.property as LeadField;
       const code = fieldFailure(field, body[field])!;
