@@ -601,6 +601,12 @@ describe('bad input (standards §4) on the lead and sandbox endpoints', () => {
       await rejects(() => sendJson(LEAD, VALID, { 'Idempotency-Key': key }), 400, 'idempotency_key_invalid');
     });
 
+    it('answers 400 idempotency_key_invalid for two Idempotency-Key headers, even two valid ones', async () => {
+      // superagent sends an array value as one header line per element.
+      const res = await rejects(() => sendJson(LEAD, VALID, { 'Idempotency-Key': ['k-1', 'k-2'] as unknown as string }), 400, 'idempotency_key_invalid');
+      expect(res.body.detail).toBe('The Idempotency-Key header was sent more than once.');
+    });
+
     it('never reflects an unsafe X-Request-Id into the response headers', async () => {
       const res = await rejects(() => sendJson(LEAD, {}, { 'X-Request-Id': '<script>x</script> ' + 'a'.repeat(200) }), 422, 'validation_failed');
       expect(res.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);

@@ -1,5 +1,6 @@
 import { applyDecorators, CanActivate, ExecutionContext, Injectable, SetMetadata } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
+import { distinctHeader } from '../http/distinct-header.js';
 import { TokenService } from '../oauth/token.service.js';
 import { RequestWithPrincipal } from './principal.js';
 
@@ -22,8 +23,7 @@ export class BearerGuard implements CanActivate {
   async canActivate(context: ExecutionContext): Promise<boolean> {
     if (!this.reflector.getAllAndOverride<boolean>(OPTIONAL_BEARER, [context.getHandler(), context.getClass()])) return true;
     const req = context.switchToHttp().getRequest<RequestWithPrincipal>();
-    // headersDistinct (every header, to see a repeated Authorization) is built on first read: skip it when there is none.
-    req.principal = await this.tokens.authenticate(req.headers.authorization === undefined ? undefined : req.headersDistinct.authorization);
+    req.principal = await this.tokens.authenticate(distinctHeader(req, 'authorization'));
     return true;
   }
 }

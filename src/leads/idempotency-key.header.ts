@@ -1,5 +1,6 @@
 import { createParamDecorator, ExecutionContext } from '@nestjs/common';
 import type { Request } from 'express';
+import { distinctHeader } from '../http/distinct-header.js';
 import { AppError } from '../problem/app-error.js';
 
 const BARE_KEY = /^[\x21-\x7E]([\x20-\x7E]{0,253}[\x21-\x7E])?$/;
@@ -10,7 +11,7 @@ const QUOTED_KEY = /^"((?:[\x20\x21\x23-\x5B\x5D-\x7E]|\\["\\]){1,255})"$/;
  * a bare value; 1 to 255 printable ASCII characters. Absent → undefined; anything else → 400 idempotency_key_invalid.
  */
 export function readIdempotencyKey(req: Request): string | undefined {
-  const values = req.headersDistinct['idempotency-key'];
+  const values = distinctHeader(req, 'idempotency-key');
   if (!values) return undefined;
   const invalid = (why: string) => new AppError('idempotency_key_invalid', `The Idempotency-Key header ${why}.`);
   if (values.length > 1) throw invalid('was sent more than once');
