@@ -19,7 +19,7 @@ module.exports = {
   // A global option: projects cannot set it. The process suites start real servers.
   testTimeout: 60000,
   projects: [
-    { ...shared, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts'] },
+    { ...shared, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/scripts/**/*.spec.mjs'] },
     { ...e2e, displayName: 'e2e-sqlite' },
     // The same suites again on PostgreSQL whenever a test server is named (CI always names one).
     ...(process.env.TEST_DATABASE_URL ? [{ ...e2e, displayName: 'e2e-postgres', setupFiles: ['<rootDir>/test/support/on-postgres.cjs'] }] : []),

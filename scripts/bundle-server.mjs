@@ -2,6 +2,7 @@
 // module compile cache, and loading the module graph file by file was most of the start-up time.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { build } from 'esbuild';
+import { restoreNames } from './restore-names.mjs';
 
 const OUTFILE = 'dist/server.mjs';
 
@@ -49,14 +50,17 @@ await build({
 
 let code = readFileSync(OUTFILE, 'utf8');
 
-// keepNames redefines `name` on every function it wraps, each time the function is created: on every request for the
-// closures in Express, Nest and class-validator (~8% of the CPU per request). Only rename when the name differs,
-// and leave arrow functions, whose names nothing reads, as they are (hasOwn: reading `prototype` would create it).
+const names = restoreNames(code);
+code = names.code;
+
+// What keeps its __name call: rename only when the name differs, and leave arrow functions, whose names nothing reads,
+// as they are (hasOwn: reading `prototype` would create it). A renamed class is then used once as a prototype, which
+// brings V8 back to fast properties (a plain function stays slow, but nothing reads properties of those).
 const NAME_HELPER = 'var __name=(target,value)=>__defProp(target,"name",{value,configurable:!0})';
 if (!code.includes(NAME_HELPER)) throw new Error(`esbuild's __name helper changed; update ${import.meta.url}`);
 code = code.replace(
   NAME_HELPER,
-  'var __name=(target,value)=>(target.name!==value&&Object.hasOwn(target,"prototype")&&__defProp(target,"name",{value,configurable:!0}),target)',
+  'var __name=(target,value)=>(target.name!==value&&Object.hasOwn(target,"prototype")&&(__defProp(target,"name",{value,configurable:!0}),Object.setPrototypeOf({},target)),target)',
 );
 
 // esbuild escapes non-ASCII text except inside regular expression literals (validator's alphabets); one such character
