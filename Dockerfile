@@ -9,6 +9,7 @@ COPY src ./src
 COPY migrations ./migrations
 COPY openapi ./openapi
 COPY cli ./cli
+COPY scripts ./scripts
 RUN npm run build && npm prune --omit=dev
 
 FROM node:20-bookworm-slim

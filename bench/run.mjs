@@ -1,6 +1,9 @@
 // Side-by-side benchmarks of the service against the bare baseline (bench/baseline.mjs), with autocannon.
 // Usage (after `npm run build`): node bench/run.mjs [--duration 10] [--rounds 3] [--connections 50] [--warmup 1]
-//                                                  [--only lead,health] [--out bench/RESULTS.md]
+//                                                  [--only lead,health] [--out bench/RESULTS.md] [--against FILE]
+// --against FILE: each round starts dist/server.mjs and FILE (another build of the service) together on CPU 0 and loads
+// both at once, so that they share the core and the machine's drift alike; prints each round's req/s and the ratio
+// FILE/service, and writes nothing. For A/B tests of a change on a machine whose speed drifts by ±30% within minutes.
 // SQLite by default; with TEST_DATABASE_URL the service runs on PostgreSQL (the baseline always stays on SQLite).
 // The lead scenario also runs the baseline with GROUP_COMMIT=1 (one commit per event-loop turn, as the service does).
 import { spawn, spawnSync } from 'node:child_process';
@@ -35,7 +38,7 @@ const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/j
 // Options
 
 function parseArgs(argv) {
-  const options = { duration: 10, rounds: 3, connections: 50, warmup: 1, only: undefined, out: join(ROOT, 'bench/RESULTS.md') };
+  const options = { duration: 10, rounds: 3, connections: 50, warmup: 1, only: undefined, out: join(ROOT, 'bench/RESULTS.md'), against: undefined };
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = argv[i].split('=', 2);
     const value = () => inline ?? argv[++i];
@@ -54,6 +57,9 @@ function parseArgs(argv) {
         break;
       case '--out':
         options.out = resolve(value());
+        break;
+      case '--against':
+        options.against = resolve(value());
         break;
       default:
         throw new Error(`Unknown option ${argv[i]}; see the head of bench/run.mjs`);
@@ -95,13 +101,13 @@ function freePort() {
 }
 
 /** Spawns a server (pinned to CPU 0 when taskset is there), waits for its first healthy answer. */
-async function startServer(kind) {
+async function startServer(kind, script = kind === 'service' ? SERVICE : BASELINE) {
   const port = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), `bench-${kind}-`));
   const base = `http://127.0.0.1:${port}`;
   const env = { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'production', PORT: String(port), DATA_DIR: dataDir };
   if (kind === 'baseline-gc') env.GROUP_COMMIT = '1';
-  if (kind === 'service') {
+  if (script !== BASELINE) {
     Object.assign(env, {
       PUBLIC_BASE_URL: base,
       LOG_LEVEL: 'warn',
@@ -113,7 +119,6 @@ async function startServer(kind) {
     });
     if (process.env.TEST_DATABASE_URL) env.DATABASE_URL = process.env.TEST_DATABASE_URL;
   }
-  const script = kind === 'service' ? SERVICE : BASELINE;
   const [command, args] = hasTaskset ? ['taskset', ['-c', '0', process.execPath, script]] : [process.execPath, [script]];
   const started = performance.now();
   const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
@@ -290,16 +295,21 @@ function runLoad(autocannon, options) {
   });
 }
 
+/** The autocannon options of a scenario against a running server, after its sample answer has been checked. */
+async function prepareLoad(scenario, kind, server, opts) {
+  const load = await scenario.prepare(server.base);
+  const sampleRequest = load.requests ? undefined : { method: load.method, headers: load.headers, body: load.body };
+  const sample = scenario.sample ? await scenario.sample(server.base) : await call(server.base, load.path, sampleRequest);
+  if (!scenario.check(sample)) throw new Error(`${kind} ${scenario.name}: unexpected sample answer ${sample.status} ${JSON.stringify(sample.body).slice(0, 500)}`);
+  // autocannon takes the path as part of url; a `requests` sequence carries its own paths.
+  const { path, ...rest } = load;
+  return { url: server.base + (path ?? ''), connections: opts.connections, ...rest };
+}
+
 async function measure(autocannon, scenario, kind, opts) {
   const server = await startServer(kind);
   try {
-    const load = await scenario.prepare(server.base);
-    const sampleRequest = load.requests ? undefined : { method: load.method, headers: load.headers, body: load.body };
-    const sample = scenario.sample ? await scenario.sample(server.base) : await call(server.base, load.path, sampleRequest);
-    if (!scenario.check(sample)) throw new Error(`${kind} ${scenario.name}: unexpected sample answer ${sample.status} ${JSON.stringify(sample.body).slice(0, 500)}`);
-    // autocannon takes the path as part of url; a `requests` sequence carries its own paths.
-    const { path, ...rest } = load;
-    const common = { url: server.base + (path ?? ''), connections: opts.connections, ...rest };
+    const common = await prepareLoad(scenario, kind, server, opts);
     if (opts.warmup > 0) await runLoad(autocannon, { ...common, duration: opts.warmup });
     const result = await runLoad(autocannon, { ...common, duration: opts.duration });
     const { peakRssMb, stderr } = await server.stop();
@@ -316,6 +326,33 @@ async function measure(autocannon, scenario, kind, opts) {
   } catch (error) {
     await server.stop();
     throw error;
+  }
+}
+
+/** --against: the service and another build on one core, loaded at once; returns [service, other] req/s. */
+async function measurePair(autocannon, scenario, opts) {
+  const servers = [await startServer('service'), await startServer('candidate', opts.against)];
+  try {
+    const loads = [];
+    for (const [index, server] of servers.entries()) loads.push(await prepareLoad(scenario, index ? 'candidate' : 'service', server, opts));
+    if (opts.warmup > 0) await Promise.all(loads.map((load) => runLoad(autocannon, { ...load, duration: opts.warmup })));
+    const results = await Promise.all(loads.map((load) => runLoad(autocannon, { ...load, duration: opts.duration })));
+    for (const result of results) if (result.non2xx || result.errors) throw new Error(`${scenario.name}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+    return results.map((result) => result.requests.average);
+  } finally {
+    for (const server of servers) await server.stop();
+  }
+}
+
+async function compare(autocannon, scenarios, opts) {
+  for (const scenario of scenarios) {
+    const ratios = [];
+    for (let round = 1; round <= opts.rounds; round++) {
+      const [service, other] = await measurePair(autocannon, scenario, opts);
+      ratios.push(other / service);
+      console.log(`round ${round}/${opts.rounds} ${scenario.name.padEnd(14)} service ${Math.round(service)} req/s  ${opts.against} ${Math.round(other)} req/s  ratio ${(other / service).toFixed(3)}`);
+    }
+    console.log(`${scenario.name}: median ratio ${median(ratios).toFixed(3)} (${ratios.map((r) => r.toFixed(3)).join(' / ')})`);
   }
 }
 
@@ -366,6 +403,7 @@ async function main() {
   if (hasTaskset) spawnSync('taskset', ['-a', '-p', '-c', `1-${cpus().length - 1}`, String(process.pid)]);
   const scenarios = opts.only ? SCENARIOS.filter((s) => opts.only.includes(s.name)) : SCENARIOS;
   if (!scenarios.length) throw new Error(`--only matched nothing; scenarios are ${SCENARIOS.map((s) => s.name).join(', ')}`);
+  if (opts.against) return compare(autocannon, scenarios, opts);
   const database = process.env.TEST_DATABASE_URL ? 'PostgreSQL (TEST_DATABASE_URL)' : 'SQLite';
 
   const samples = new Map();
