@@ -18,4 +18,5 @@ async function main(): Promise<void> {
   await app.listen(config.port);
 }
 
-await main();
+// No top-level await: the bundle is a CommonJS script (scripts/server-launcher.mjs).
+void main();
