@@ -20,11 +20,8 @@ function compile() {
   } catch {
     // no cache (a build that could not train): compile as Node would
   }
-  return new vm.Script(Module.wrap(readFileSync(bundle, 'utf8')), {
-    filename: bundle,
-    cachedData,
-    importModuleDynamically: (specifier) => import(specifier),
-  });
+  // The bundle has no import() left (scripts/bundle-server.mjs), so it needs no importModuleDynamically.
+  return new vm.Script(Module.wrap(readFileSync(bundle, 'utf8')), { filename: bundle, cachedData });
 }
 
 const script = compile();
