@@ -1,5 +1,7 @@
-# Multi-stage build: compile (with the toolchain better-sqlite3 needs), then a slim non-root runtime.
-FROM node:20-bookworm AS build
+# Multi-stage build: compile (with the toolchain better-sqlite3 needs), then a slim non-root runtime. One Node version
+# for both: the build writes V8's code cache (scripts/train-code-cache.mjs), which another V8 would ignore.
+ARG NODE_VERSION=20.20.2
+FROM node:${NODE_VERSION}-bookworm AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 # The lockfile lists no other platforms' optional builds (see .ci/run), so `npm install`, which honours it, not `npm ci`.
@@ -12,7 +14,7 @@ COPY cli ./cli
 COPY scripts ./scripts
 RUN npm run build && npm prune --omit=dev
 
-FROM node:20-bookworm-slim
+FROM node:${NODE_VERSION}-bookworm-slim
 ENV NODE_ENV=production PORT=3000 DATA_DIR=/data
 WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules

@@ -331,8 +331,9 @@ async function measure(autocannon, scenario, kind, opts) {
 
 /** --against: the service and another build on one core, loaded at once; returns [service, other] req/s. */
 async function measurePair(autocannon, scenario, opts) {
-  const servers = [await startServer('service'), await startServer('candidate', opts.against)];
+  const servers = [];
   try {
+    servers.push(await startServer('service'), await startServer('candidate', opts.against));
     const loads = [];
     for (const [index, server] of servers.entries()) loads.push(await prepareLoad(scenario, index ? 'candidate' : 'service', server, opts));
     if (opts.warmup > 0) await Promise.all(loads.map((load) => runLoad(autocannon, { ...load, duration: opts.warmup })));

@@ -77,7 +77,8 @@ code = code.replace(
 if (/\\[\u0080-\uffff]/.test(code)) throw new Error('a non-ASCII character follows a backslash in the bundle: escape it by hand');
 code = code.replace(/[\u0080-\uffff]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
+// The old cache first: V8 would take it for a new bundle of the same length (scripts/server-launcher.mjs).
+rmSync(`${OUTFILE}.cache`, { force: true });
 writeFileSync(OUTFILE, code);
 copyFileSync('scripts/server-launcher.mjs', LAUNCHER);
-rmSync(`${OUTFILE}.cache`, { force: true });
-await trainCodeCache(LAUNCHER);
+await trainCodeCache(LAUNCHER, `${OUTFILE}.cache`);

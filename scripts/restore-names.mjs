@@ -19,9 +19,12 @@ function inferredName(parent, node) {
     case 'AssignmentPattern':
       return parent.right === node && parent.left.type === 'Identifier' ? parent.left.name : undefined;
     case 'Property':
-    case 'PropertyDefinition':
+    case 'PropertyDefinition': {
       if (parent.value !== node || parent.computed || (parent.kind && parent.kind !== 'init')) return undefined;
-      return parent.key.type === 'Identifier' ? parent.key.name : String(parent.key.value);
+      const key = parent.key.type === 'Identifier' ? parent.key.name : String(parent.key.value);
+      // `{ __proto__: f }` sets the prototype and names nothing
+      return key === '__proto__' && parent.type === 'Property' && !parent.shorthand ? undefined : key;
+    }
     default:
       return undefined;
   }
@@ -82,11 +85,11 @@ export function restoreNames(code) {
       if (typeof name !== 'string') {
         kept++;
       } else if (target.type === 'Identifier' && target.name === name) {
-        // a declaration that kept its name: nothing to do
-        if (parent.type === 'ExpressionStatement') remove(parent.start, parent.end);
+        // a declaration that kept its name: nothing to do (`;` keeps an `if (c) __name(f, "f");` an if)
+        if (parent.type === 'ExpressionStatement') remove(parent.start, parent.end, ';');
         else remove(node.start, node.end, name);
-      } else if (isAnonymous(target) && (inferredName(parent, node) === name || target.type === 'ArrowFunctionExpression')) {
-        // the position names it; an arrow elsewhere stays nameless, as the bundle's __name always left it
+      } else if (isAnonymous(target) && [name, ...(target.type === 'ArrowFunctionExpression' ? [undefined] : [])].includes(inferredName(parent, node))) {
+        // the position names it; an arrow where the position names nothing stays nameless, as the helper left it
         unwrap(node, target);
       } else if (target.type === 'FunctionExpression' && !target.id && canName(target, name, headOf(code, target))) {
         unwrap(node, target);

@@ -83,6 +83,21 @@ describe('restoreNames', () => {
     expect(after.kept).toBe(3);
   });
 
+  it('keeps control flow and the __proto__ key as they were', () => {
+    const before = `
+      var __defProp = Object.defineProperty;
+      var __name = (target, value) => __defProp(target, "name", { value, configurable: true });
+      var ran = [];
+      function f() {}
+      if (false) __name(f, "f");
+      ran.push('after the if');
+      var proto = { __proto__: __name(function () {}, "__proto__") };
+      module.exports = { ran, protoName: Object.getPrototypeOf(proto).name };
+    `;
+    expect(run(restoreNames(before).code)).toEqual(run(before));
+    expect(run(restoreNames(before).code).ran).toEqual(['after the if']);
+  });
+
   it('returns code that parses, or throws', () => {
     expect(() => restoreNames('var x = ;')).toThrow();
   });

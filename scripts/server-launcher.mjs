@@ -1,9 +1,10 @@
 // dist/server.mjs, what `npm start` runs (copied there by scripts/bundle-server.mjs). Node 20 keeps no compiled code
 // between runs, and compiling the 7.5 MB bundle and the functions its start-up calls was a third of the time to the
 // first healthy answer. This runs the CommonJS bundle dist/server.cjs through vm.Script with V8's code cache from
-// dist/server.cjs.cache, which the build writes after a training start (bench/RESULTS.md); V8 checks the cache against
-// the source, its own version and its flags, and compiles as usual whenever it does not fit.
-import { readFileSync, writeFileSync } from 'node:fs';
+// dist/server.cjs.cache, which the build writes after a training start (bench/RESULTS.md). V8 compiles as usual when
+// the cache does not fit its version, its flags or the source's length; a cache that fits stale source of the same
+// length would be taken, so the build removes the cache before it writes a bundle and writes a cache atomically.
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import Module, { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,7 +21,8 @@ function compile() {
   } catch {
     // no cache (a build that could not train): compile as Node would
   }
-  // The bundle has no import() left (scripts/bundle-server.mjs), so it needs no importModuleDynamically.
+  // esbuild turned the bundle's import() calls into require() (scripts/bundle-server.mjs), so it needs no
+  // importModuleDynamically; TypeORM's file loader keeps one inside a Function(), which Node's own loader serves.
   return new vm.Script(Module.wrap(readFileSync(bundle, 'utf8')), { filename: bundle, cachedData });
 }
 
@@ -30,9 +32,12 @@ const run = script.runInThisContext();
 // The build's training start: write the cache, with every function compiled so far, when told to.
 if (process.argv.includes('--write-code-cache')) {
   process.once('SIGUSR2', () => {
-    writeFileSync(cacheFile, script.createCachedData());
+    writeFileSync(`${cacheFile}.tmp`, script.createCachedData());
+    renameSync(`${cacheFile}.tmp`, cacheFile);
     process.exit(0);
   });
+  // and never outlive the build that started it
+  process.stdin.on('end', () => process.exit(1)).resume();
 }
 
 const module = { exports: {}, filename: bundle, id: bundle, loaded: false };

@@ -20,19 +20,23 @@ async function freePort() {
   return port;
 }
 
-export async function trainCodeCache(launcher) {
+export async function trainCodeCache(launcher, cacheFile) {
   const dataDir = mkdtempSync(join(tmpdir(), 'code-cache-'));
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const env = { PATH: process.env.PATH, NODE_ENV: 'production', PORT: String(port), DATA_DIR: dataDir, PUBLIC_BASE_URL: base, LOG_LEVEL: 'silent' };
-  const child = spawn(process.execPath, [launcher, '--write-code-cache'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+  // stdin is a pipe so that the service ends with the build (scripts/server-launcher.mjs)
+  const child = spawn(process.execPath, [launcher, '--write-code-cache'], { env, stdio: ['pipe', 'ignore', 'inherit'] });
   const exited = once(child, 'exit');
+  const deadline = Date.now() + 60_000;
+  const timeLeft = () => AbortSignal.timeout(Math.max(1, deadline - Date.now()));
   try {
-    for (let started = Date.now(); ; await sleep(20)) {
-      if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode}`);
-      if (Date.now() - started > 30_000) throw new Error('the service was not healthy after 30 s');
-      const healthy = await fetch(`${base}/api/v1/health`).then((res) => res.ok, () => false);
+    for (;;) {
+      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the service exited (${child.exitCode ?? child.signalCode})`);
+      if (Date.now() > deadline) throw new Error('the service was not healthy after 60 s');
+      const healthy = await fetch(`${base}/api/v1/health`, { signal: timeLeft() }).then((res) => res.ok, () => false);
       if (healthy) break;
+      await sleep(20);
     }
     const json = { 'content-type': 'application/json' };
     for (const [path, body] of [
@@ -41,15 +45,16 @@ export async function trainCodeCache(launcher) {
       ['/api/v1/sandbox', LEAD],
       ['/api/v1/graphql', { query: '{ health { status } }' }],
     ]) {
-      const res = await fetch(base + path, { method: 'POST', headers: json, body: JSON.stringify(body) });
+      const res = await fetch(base + path, { method: 'POST', headers: json, body: JSON.stringify(body), signal: timeLeft() });
       await res.arrayBuffer();
     }
     child.kill('SIGUSR2');
-    const [code] = await exited;
-    if (code !== 0) throw new Error(`the service exited with ${code} while writing the cache`);
+    const [code, signal] = await Promise.race([exited, sleep(Math.max(1, deadline - Date.now()), [null, 'timeout'], { ref: false })]);
+    if (code !== 0) throw new Error(`the service ended with ${code ?? signal} while writing the cache`);
   } catch (error) {
     child.kill('SIGKILL');
     await exited;
+    rmSync(cacheFile, { force: true });
     console.warn(`No code cache for ${launcher}, so the service will start slower: ${error.message}`);
   } finally {
     rmSync(dataDir, { recursive: true, force: true });

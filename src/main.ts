@@ -19,4 +19,7 @@ async function main(): Promise<void> {
 }
 
 // No top-level await: the bundle is a CommonJS script (scripts/server-launcher.mjs).
-void main();
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
