@@ -8,7 +8,7 @@
 // The lead scenario also runs the baseline with GROUP_COMMIT=1 (one commit per event-loop turn, as the service does).
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { freePort } from '../scripts/free-port.mjs';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, URLSearchParams } from 'node:url';
@@ -88,17 +88,6 @@ async function loadAutocannon() {
 // Processes
 
 const hasTaskset = spawnSync('taskset', ['-V']).status === 0 && cpus().length > 1;
-
-function freePort() {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolvePort(port));
-    });
-  });
-}
 
 /** Spawns a server (pinned to CPU 0 when taskset is there), waits for its first healthy answer. */
 async function startServer(kind, script = kind === 'service' ? SERVICE : BASELINE) {

@@ -59,8 +59,7 @@ await build({
 
 let code = readFileSync(OUTFILE, 'utf8');
 
-const names = restoreNames(code);
-code = names.code;
+code = restoreNames(code).code;
 
 // What keeps its __name call: rename only when the name differs, and leave arrow functions, whose names nothing reads,
 // as they are (hasOwn: reading `prototype` would create it). A renamed class is then used once as a prototype, which

@@ -48,22 +48,26 @@ function mentions(node, name) {
   return false;
 }
 
-/** Whether `name` may name this function or class: a valid binding there, and no reference to it inside to capture. */
-function canName(node, name, head) {
-  if (!/^[A-Za-z_$][\w$]*$/.test(name) || mentions(node, name)) return false;
-  try {
-    acorn.parse(`(${head} ${name}${node.type === 'ClassExpression' ? '{}' : '(){}'});`, PARSE);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** `async function*`, `function` or `class`: the text before where a name goes. */
 function headOf(code, node) {
   const head = /^(?:async\s*)?function\s*\*?|^class/.exec(code.slice(node.start, node.start + 20));
   if (!head) throw new Error(`restore-names: unexpected ${node.type} at ${node.start}`);
   return head[0];
+}
+
+/**
+ * The head after which `name` can go, when it may name this function or class expression: a valid binding there, and
+ * no reference to it inside to capture. Undefined when it may not.
+ */
+function headForName(code, node, name) {
+  if (!/^[A-Za-z_$][\w$]*$/.test(name) || mentions(node, name)) return undefined;
+  const head = headOf(code, node);
+  try {
+    acorn.parse(`(${head} ${name}${node.type === 'ClassExpression' ? '{}' : '(){}'});`, PARSE);
+    return head;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Rewrites keepNames output; the result parses, and every function and class has the name keepNames gave it. */
@@ -82,6 +86,7 @@ export function restoreNames(code) {
       const [target, literal] = node.arguments;
       const name = literal?.value;
       const parent = parents.at(-1);
+      let head;
       if (typeof name !== 'string') {
         kept++;
       } else if (target.type === 'Identifier' && target.name === name) {
@@ -91,18 +96,18 @@ export function restoreNames(code) {
       } else if (isAnonymous(target) && [name, ...(target.type === 'ArrowFunctionExpression' ? [undefined] : [])].includes(inferredName(parent, node))) {
         // the position names it; an arrow where the position names nothing stays nameless, as the helper left it
         unwrap(node, target);
-      } else if (target.type === 'FunctionExpression' && !target.id && canName(target, name, headOf(code, target))) {
+      } else if (target.type === 'FunctionExpression' && !target.id && (head = headForName(code, target, name))) {
         unwrap(node, target);
-        nameIt(target, name, headOf(code, target));
+        nameIt(target, name, head);
       } else if (target.type === 'ThisExpression' && parent.type === 'ExpressionStatement' && parents.at(-2)?.type === 'StaticBlock' && parents.at(-2).body.length === 1) {
         // `static{__name(this,"X")}` as the first thing in a class body
         const block = parents.at(-2);
         const cls = parents.at(-4);
         const own = cls.id?.name ?? inferredName(parents.at(-5), cls);
         if (own === name) remove(block.start, block.end);
-        else if (!cls.id && canName(cls, name, 'class')) {
+        else if (!cls.id && (head = headForName(code, cls, name))) {
           remove(block.start, block.end);
-          nameIt(cls, name, 'class');
+          nameIt(cls, name, head);
         } else kept++;
       } else {
         kept++;
@@ -129,5 +134,5 @@ export function restoreNames(code) {
   }
   out += code.slice(position);
   acorn.parse(out, PARSE);
-  return { code: out, rewritten: edits.length, kept };
+  return { code: out, kept };
 }

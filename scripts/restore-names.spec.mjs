@@ -98,7 +98,7 @@ describe('restoreNames', () => {
     expect(run(restoreNames(before).code).ran).toEqual(['after the if']);
   });
 
-  it('returns code that parses, or throws', () => {
+  it('throws on input that does not parse', () => {
     expect(() => restoreNames('var x = ;')).toThrow();
   });
 });

@@ -40,5 +40,5 @@ if (process.argv.includes('--write-code-cache')) {
   process.stdin.on('end', () => process.exit(1)).resume();
 }
 
-const module = { exports: {}, filename: bundle, id: bundle, loaded: false };
+const module = { exports: {}, filename: bundle, id: bundle };
 run.call(module.exports, module.exports, createRequire(bundle), module, bundle, dirname(bundle));

@@ -5,20 +5,12 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { freePort } from './free-port.mjs';
 
 const LEAD = { nome: 'Maria Souza', email: 'maria@example.com.br', telefone: '+55 11 98765-4321', empresa: 'Souza', mensagem: 'Olá', origem: 'build' };
-
-async function freePort() {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address();
-  server.close();
-  return port;
-}
 
 export async function trainCodeCache(launcher, cacheFile) {
   const dataDir = mkdtempSync(join(tmpdir(), 'code-cache-'));
