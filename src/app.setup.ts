@@ -17,13 +17,13 @@ import { buildProblem, PROBLEM_MEDIA_TYPE } from './problem/problem.js';
 const EXPOSED_HEADERS = ['RateLimit', 'RateLimit-Policy', 'Retry-After', 'Deprecation', 'Sunset', 'Link', 'X-Request-Id', 'Location', 'ETag'];
 
 /** Timeouts that keep slow or idle clients from holding connections (documented in the README). */
-export const SERVER_TIMEOUTS = {
+export const serverTimeouts = (config: AppConfig) => ({
+  keepAliveTimeout: config.keepAliveTimeoutSeconds * 1000,
   headersTimeout: 15_000,
   requestTimeout: 30_000,
-  keepAliveTimeout: 5_000,
   // Node checks the two timeouts above only this often (30 s by default, which made a 15 s timeout fire at up to 45 s).
   connectionsCheckingInterval: 1_000,
-};
+});
 
 /** Builds the whole application; main.ts and every e2e suite go through here, so tests run what production runs. */
 export async function createApp(config: AppConfig): Promise<NestExpressApplication> {

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import type { Server } from 'node:http';
-import { createApp, SERVER_TIMEOUTS } from './app.setup.js';
+import { createApp, serverTimeouts } from './app.setup.js';
 import { ConfigError, loadConfig } from './config/config.js';
 
 async function main(): Promise<void> {
@@ -14,7 +14,7 @@ async function main(): Promise<void> {
   }
   const app = await createApp(config);
   const server = app.getHttpServer() as Server;
-  Object.assign(server, SERVER_TIMEOUTS);
+  Object.assign(server, serverTimeouts(config));
   await app.listen(config.port);
 }
 

@@ -77,6 +77,16 @@ describe('the service as a process', () => {
     expect(code === 0 || signal === 'SIGTERM').toBe(true);
   });
 
+  it('keeps idle connections open as long as KEEP_ALIVE_TIMEOUT says, and announces it', async () => {
+    const server = await startServer({ ...database.env, KEEP_ALIVE_TIMEOUT: '65' });
+    try {
+      const res = await fetch(`${server.baseUrl}/api/v1/health`);
+      expect(res.headers.get('keep-alive')).toBe('timeout=65');
+    } finally {
+      await server.stop('SIGKILL');
+    }
+  });
+
   it('never writes e-mails, telephones or bearer tokens to its logs', async () => {
     const server = await startServer({ ...database.env, LOG_LEVEL: 'debug' });
     try {

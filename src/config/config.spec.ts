@@ -38,6 +38,7 @@ describe('loadConfig', () => {
         logLevel: 'info',
         corsOrigins: '*',
         trustProxy: false,
+        keepAliveTimeoutSeconds: 5,
         rateLimitAnonymous: { limit: 60, windowSeconds: 60 },
         rateLimitAgent: { limit: 600, windowSeconds: 60 },
         rateLimitRegistration: { limit: 20, windowSeconds: 3600 },
@@ -49,7 +50,7 @@ describe('loadConfig', () => {
 
     it('treats empty and whitespace-only values as unset', () => {
       const blank = Object.fromEntries(
-        ['PORT', 'PUBLIC_BASE_URL', 'DATA_DIR', 'DATABASE_URL', 'REDIS_URL', 'LOG_LEVEL', 'CORS_ORIGINS', 'TRUST_PROXY', 'RATE_LIMIT_ANONYMOUS', 'RATE_LIMIT_AGENT', 'RATE_LIMIT_REGISTRATION', 'RATE_LIMIT_TOKEN', 'API_DEPRECATIONS'].map(
+        ['PORT', 'PUBLIC_BASE_URL', 'DATA_DIR', 'DATABASE_URL', 'REDIS_URL', 'LOG_LEVEL', 'CORS_ORIGINS', 'TRUST_PROXY', 'KEEP_ALIVE_TIMEOUT', 'RATE_LIMIT_ANONYMOUS', 'RATE_LIMIT_AGENT', 'RATE_LIMIT_REGISTRATION', 'RATE_LIMIT_TOKEN', 'API_DEPRECATIONS'].map(
           (name, i) => [name, i % 2 ? '' : '  \t'],
         ),
       );
@@ -85,6 +86,7 @@ describe('loadConfig', () => {
       [{ TRUST_PROXY: '0' }, { trustProxy: 0 }],
       [{ TRUST_PROXY: '2' }, { trustProxy: 2 }],
       [{ TRUST_PROXY: 'loopback, 10.0.0.0/8, fd00::/8' }, { trustProxy: ['loopback', '10.0.0.0/8', 'fd00::/8'] }],
+      [{ KEEP_ALIVE_TIMEOUT: '65' }, { keepAliveTimeoutSeconds: 65 }],
       [{ RATE_LIMIT_ANONYMOUS: '100/30s', RATE_LIMIT_AGENT: '1000/30s' }, { rateLimitAnonymous: { limit: 100, windowSeconds: 30 } }],
       [{ RATE_LIMIT_AGENT: '36000/3600s' }, { rateLimitAgent: { limit: 36000, windowSeconds: 3600 } }],
       [{ RATE_LIMIT_REGISTRATION: '5/60s' }, { rateLimitRegistration: { limit: 5, windowSeconds: 60 } }],
@@ -167,6 +169,10 @@ describe('loadConfig', () => {
     // without naming the variable.
     it.each(['bad', 'cafe', '999.999.999.999', '10.0.0.0/99', '10.0.0.1/8/1'])('TRUST_PROXY=%j (not an address)', (value) => {
       expectRefused('TRUST_PROXY', value);
+    });
+
+    it.each(['0', '3601', '-5', '5s', '1.5', 'long'])('KEEP_ALIVE_TIMEOUT=%j', (value) => {
+      expectRefused('KEEP_ALIVE_TIMEOUT', value);
     });
 
     it.each(['RATE_LIMIT_ANONYMOUS', 'RATE_LIMIT_AGENT', 'RATE_LIMIT_REGISTRATION', 'RATE_LIMIT_TOKEN'])(

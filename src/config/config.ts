@@ -26,6 +26,8 @@ export interface AppConfig {
   corsOrigins: '*' | string[];
   /** Express `trust proxy`: false (socket address only), a hop count, or a list of trusted addresses. */
   trustProxy: false | number | string[];
+  /** How long an idle keep-alive connection stays open; behind a load balancer, longer than the balancer's own idle timeout. */
+  keepAliveTimeoutSeconds: number;
   rateLimitAnonymous: RateLimitQuota;
   rateLimitAgent: RateLimitQuota;
   /** Per-IP quota of agent registrations, so that nobody mints unlimited identities. */
@@ -69,6 +71,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     logLevel: parseLogLevel(value('LOG_LEVEL')),
     corsOrigins: parseCorsOrigins(value('CORS_ORIGINS')),
     trustProxy: parseTrustProxy(value('TRUST_PROXY')),
+    keepAliveTimeoutSeconds: parseKeepAliveTimeout(value('KEEP_ALIVE_TIMEOUT')),
     rateLimitAnonymous,
     rateLimitAgent,
     rateLimitRegistration: parseQuota('RATE_LIMIT_REGISTRATION', value('RATE_LIMIT_REGISTRATION') ?? '20/3600s'),
@@ -147,6 +150,13 @@ function parseTrustProxy(raw: string | undefined): false | number | string[] {
     throw new ConfigError('TRUST_PROXY', 'must be a hop count or a comma-separated list of addresses, CIDRs, loopback, linklocal or uniquelocal');
   }
   return entries;
+}
+
+function parseKeepAliveTimeout(raw: string | undefined): number {
+  if (raw === undefined) return 5;
+  const seconds = Number(raw);
+  if (!/^\d+$/.test(raw) || seconds < 1 || seconds > 3600) throw new ConfigError('KEEP_ALIVE_TIMEOUT', 'must be a whole number of seconds from 1 to 3600');
+  return seconds;
 }
 
 function parseQuota(name: string, raw: string): RateLimitQuota {

@@ -48,6 +48,7 @@ const REDIS_DB = 12;
       RATE_LIMIT_ANONYMOUS: `${ANONYMOUS_QUOTA}/60s`,
       REDIS_URL: redis.url,
       TRUST_PROXY: '1',
+      KEEP_ALIVE_TIMEOUT: String(RoundRobinProxy.IDLE_TIMEOUT_S + 5),
       LOG_LEVEL: 'warn',
     };
     // Started together, as a deployment would: migrations and the first signing keys race.

@@ -33,7 +33,9 @@ export class HttpClient {
 
   constructor(baseUrl: string, { sockets, timeoutMs = 15_000 }: { sockets: number; timeoutMs?: number }) {
     this.target = new URL(baseUrl);
-    this.agent = new Agent({ keepAlive: true, maxSockets: sockets });
+    // With a timeout, Node's agent also honours the server's Keep-Alive hint (Node 20 ignores it without one): an idle
+    // socket is dropped a second before the server closes it, never reused as it closes (ECONNRESET).
+    this.agent = new Agent({ keepAlive: true, maxSockets: sockets, timeout: timeoutMs });
     this.timeoutMs = timeoutMs;
   }
 

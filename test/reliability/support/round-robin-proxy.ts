@@ -14,7 +14,13 @@ const endToEnd = (headers: IncomingHttpHeaders) => Object.fromEntries(Object.ent
 export class RoundRobinProxy {
   baseUrl = '';
   private server?: Server;
-  private readonly agent = new Agent({ keepAlive: true, maxSockets: 256 });
+  /**
+   * Idle connections to the upstreams close after this, as a balancer's do (nginx and AWS ALB: 60 s). An upstream must
+   * keep them open longer (KEEP_ALIVE_TIMEOUT), or a request sent as it closes one is lost and answered 502. (Node's
+   * agent also honours an upstream's shorter Keep-Alive hint, which those balancers do not.)
+   */
+  static readonly IDLE_TIMEOUT_S = 10;
+  private readonly agent = new Agent({ keepAlive: true, maxSockets: 256, timeout: RoundRobinProxy.IDLE_TIMEOUT_S * 1000 });
   private upstreams: URL[] = [];
   private next = 0;
 
