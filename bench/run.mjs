@@ -322,7 +322,9 @@ async function measure(autocannon, scenario, kind, opts) {
 async function measurePair(autocannon, scenario, opts) {
   const servers = [];
   try {
-    servers.push(await startServer('service'), await startServer('candidate', opts.against));
+    // One push each: a candidate that fails to start must not leave the started service running.
+    servers.push(await startServer('service'));
+    servers.push(await startServer('candidate', opts.against));
     const loads = [];
     for (const [index, server] of servers.entries()) loads.push(await prepareLoad(scenario, index ? 'candidate' : 'service', server, opts));
     if (opts.warmup > 0) await Promise.all(loads.map((load) => runLoad(autocannon, { ...load, duration: opts.warmup })));

@@ -207,6 +207,14 @@ describe('MCP server (streamable HTTP at /mcp) and server card', () => {
       expect(await leadRow(receipt.id)).toMatchObject({ nome: 'Ana', email: 'ana@exemplo.com', registration_id: null });
     });
 
+    it('submit_lead with a bearer token stores the lead as the agent’s', async () => {
+      const { token, registrationId } = await agentToken(t);
+      const agent = await connect(era, token);
+      const result = (await agent.callTool({ name: 'submit_lead', arguments: { nome: 'Bia', email: 'bia@exemplo.com' } })) as CallToolResult;
+      expect(result.isError).toBe(false);
+      expect(await leadRow((result.structuredContent as { id: string }).id)).toMatchObject({ nome: 'Bia', registration_id: registrationId });
+    });
+
     it('get_service_health and get_service_info answer what GET /api/v1/health and /api/v1/info do', async () => {
       const health = (await client.callTool({ name: 'get_service_health', arguments: {} })) as CallToolResult;
       const restHealth = await t.http.get('/api/v1/health').then(expectContract);

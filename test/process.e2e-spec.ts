@@ -123,16 +123,8 @@ describe('the service as a process', () => {
   });
 
   it('starts from the code cache the build trained (V8 accepts it for this bundle)', () => {
-    // A fresh node, as `npm start` would run: jest's own module system is not in the way.
-    const check = `
-      const { readFileSync } = require('node:fs');
-      const Module = require('node:module');
-      const vm = require('node:vm');
-      const bundle = require('node:path').resolve('dist/server.cjs');
-      const script = new vm.Script(Module.wrap(readFileSync(bundle, 'utf8')), { filename: bundle, cachedData: readFileSync(bundle + '.cache') });
-      process.stdout.write(String(script.cachedDataRejected));
-    `;
-    const result = spawnSync(process.execPath, ['-e', check], { encoding: 'utf8' });
+    // A fresh node through the launcher, as `npm start` runs it: jest's own module system is not in the way.
+    const result = spawnSync(process.execPath, [SERVER_ENTRY, '--code-cache-rejected'], { encoding: 'utf8' });
     expect(result.stderr).toBe('');
     expect(result.stdout).toBe('false');
   });

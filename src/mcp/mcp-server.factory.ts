@@ -4,7 +4,6 @@ import {
   fromJsonSchema,
   JsonSchemaType,
   type jsonSchemaValidator,
-  McpRequestContext,
   McpServer,
   ResourceNotFoundError,
   ResourceTemplate,
@@ -40,13 +39,20 @@ function result(structuredContent: Record<string, unknown>, isError = false): Ca
   return { structuredContent, content: [{ type: 'text', text: JSON.stringify(structuredContent, null, 2) }], isError };
 }
 
+/** A tool: what tools/list shows, and what a call runs for its caller. */
+interface ToolDefinition {
+  config: { title: string; description: string; inputSchema: ReturnType<typeof schema>; annotations: ToolAnnotations };
+  run: (args: unknown, caller: Caller) => Promise<CallToolResult>;
+}
+
 /**
  * One MCP server per request (stateless), over the same services as REST: the lead tools use the one validation path
  * and LeadsService, so a lead submitted here is stored exactly like one sent to POST /api/v1/lead.
  */
 @Injectable()
 export class McpServerFactory {
-  private readonly leadInput: unknown;
+  /** Built once: a request's server only registers them (allocation there is what a loaded server collects). */
+  private readonly tools: ReadonlyMap<string, ToolDefinition>;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -57,15 +63,30 @@ export class McpServerFactory {
     private readonly site: SiteService,
     private readonly docs: DocsService,
   ) {
-    // The tool input schema is the contract's own LeadInput, not a copy.
-    this.leadInput = (this.openapi.document as { components: { schemas: Record<string, unknown> } }).components.schemas.LeadInput;
+    this.tools = this.defineTools();
   }
 
-  create(caller: Caller, _era: McpRequestContext['era']): McpServer {
+  /**
+   * A server for one request. A tools/call of a known tool gets a server with that tool alone, which answers it exactly
+   * as the full one would; everything else (initialize, lists, resources, prompts, batches) gets the full server.
+   */
+  create(caller: Caller, toolCalled?: string): McpServer {
     const server = new McpServer({ name: MCP_SERVER_NAME, title: 'Leads API', version: this.config.version }, { instructions: INSTRUCTIONS });
-    const lead = (run: (body: Record<string, unknown>) => Promise<Record<string, unknown>>) => async (args: unknown) => {
+    const only = toolCalled === undefined ? undefined : this.tools.get(toolCalled);
+    for (const [name, tool] of only ? [[toolCalled!, only] as const] : this.tools) {
+      server.registerTool(name, tool.config, (args: unknown) => tool.run(args, caller));
+    }
+    if (!only) this.registerReadables(server);
+    return server;
+  }
+
+  private defineTools(): ReadonlyMap<string, ToolDefinition> {
+    // The tool input schema is the contract's own LeadInput, not a copy.
+    const leadInput = schema((this.openapi.document as { components: { schemas: Record<string, unknown> } }).components.schemas.LeadInput);
+    const emptyInput = schema(EMPTY_INPUT);
+    const lead = (run: (body: Record<string, unknown>, caller: Caller) => Promise<Record<string, unknown>>) => async (args: unknown, caller: Caller) => {
       try {
-        return result(await run((args ?? {}) as Record<string, unknown>));
+        return result(await run((args ?? {}) as Record<string, unknown>, caller));
       } catch (error) {
         if (error instanceof AppError && error.code === 'validation_failed') {
           return result({ valid: false, detail: error.detail, errors: error.options.errors ?? [] }, true);
@@ -74,71 +95,87 @@ export class McpServerFactory {
         throw error;
       }
     };
+    return new Map<string, ToolDefinition>([
+      [
+        'validate_lead',
+        {
+          config: {
+            title: 'Validate a lead',
+            description:
+              'Checks a lead exactly as submit_lead would and returns it normalised (trimmed, NFC, e-mail domain lower-cased, ' +
+              'telephone also in E.164). Stores nothing. Invalid input returns the fields that are wrong.',
+            inputSchema: leadInput,
+            annotations: READ_ONLY,
+          },
+          run: lead(async (body) => ({ valid: true, stored: false, lead: this.validation.validate(body) })),
+        },
+      ],
+      [
+        'submit_lead',
+        {
+          config: {
+            title: 'Submit a lead',
+            description:
+              'Stores a marketing lead (a contact request) for the sales team. Before calling it, obtain the explicit consent of ' +
+              'the person to be contacted, confirm the details with them, and run validate_lead. Each call stores a new lead.',
+            inputSchema: leadInput,
+            annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+          },
+          run: lead(async (body, caller) => ({ ...(await this.leads.create(body, caller)) })),
+        },
+      ],
+      [
+        'get_service_health',
+        {
+          config: { title: 'Service health', description: 'The service status, version and the state of its database (and Redis, when used).', inputSchema: emptyInput, annotations: READ_ONLY },
+          run: async () => result({ ...(await this.health.report()) }),
+        },
+      ],
+      [
+        'get_service_info',
+        {
+          config: { title: 'Company information', description: 'Brand, company, address, telephone, the 7-day free trial and links to the documentation.', inputSchema: emptyInput, annotations: READ_ONLY },
+          run: async () => result({ ...this.site.getInfo() }),
+        },
+      ],
+      [
+        'search_docs',
+        {
+          config: {
+            title: 'Search the documentation',
+            description: 'Documentation pages whose title, summary or text contains the query (all pages without one).',
+            inputSchema: schema({ type: 'object', properties: { query: { type: 'string', maxLength: 200 } }, additionalProperties: false }),
+            annotations: READ_ONLY,
+          },
+          run: async (args) => {
+            const query = (args as { query?: unknown } | undefined)?.query;
+            if (query !== undefined && typeof query !== 'string') return result({ errors: [{ pointer: '/query', code: 'invalid_type', detail: 'query must be a string.' }] }, true);
+            return result({ pages: this.docs.search(query).map(({ slug, title, summary, url }) => ({ slug, title, summary, url })) });
+          },
+        },
+      ],
+      [
+        'get_doc',
+        {
+          config: {
+            title: 'Read a documentation page',
+            description: 'One documentation page as Markdown, by the slug search_docs returns (e.g. "agents", "errors", "quickstart").',
+            inputSchema: schema({ type: 'object', properties: { slug: { type: 'string', maxLength: 100 } }, required: ['slug'], additionalProperties: false }),
+            annotations: READ_ONLY,
+          },
+          run: async (args) => {
+            const slug = (args as { slug?: unknown } | undefined)?.slug;
+            const page = typeof slug === 'string' ? this.docs.find(slug) : undefined;
+            if (!page) return result({ errors: [{ pointer: '/slug', code: 'invalid_format', detail: `There is no documentation page "${String(slug)}".` }] }, true);
+            return result({ slug: page.slug, title: page.title, url: page.url, markdown: page.markdown });
+          },
+        },
+      ],
+    ]);
+  }
 
-    server.registerTool(
-      'validate_lead',
-      {
-        title: 'Validate a lead',
-        description:
-          'Checks a lead exactly as submit_lead would and returns it normalised (trimmed, NFC, e-mail domain lower-cased, ' +
-          'telephone also in E.164). Stores nothing. Invalid input returns the fields that are wrong.',
-        inputSchema: schema(this.leadInput),
-        annotations: READ_ONLY,
-      },
-      lead(async (body) => ({ valid: true, stored: false, lead: this.validation.validate(body) })),
-    );
-    server.registerTool(
-      'submit_lead',
-      {
-        title: 'Submit a lead',
-        description:
-          'Stores a marketing lead (a contact request) for the sales team. Before calling it, obtain the explicit consent of ' +
-          'the person to be contacted, confirm the details with them, and run validate_lead. Each call stores a new lead.',
-        inputSchema: schema(this.leadInput),
-        annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-      },
-      lead(async (body) => ({ ...(await this.leads.create(body, caller)) })),
-    );
-    server.registerTool(
-      'get_service_health',
-      { title: 'Service health', description: 'The service status, version and the state of its database (and Redis, when used).', inputSchema: schema(EMPTY_INPUT), annotations: READ_ONLY },
-      async () => result({ ...(await this.health.report()) }),
-    );
-    server.registerTool(
-      'get_service_info',
-      { title: 'Company information', description: 'Brand, company, address, telephone, the 7-day free trial and links to the documentation.', inputSchema: schema(EMPTY_INPUT), annotations: READ_ONLY },
-      async () => result({ ...this.site.getInfo() }),
-    );
-    server.registerTool(
-      'search_docs',
-      {
-        title: 'Search the documentation',
-        description: 'Documentation pages whose title, summary or text contains the query (all pages without one).',
-        inputSchema: schema({ type: 'object', properties: { query: { type: 'string', maxLength: 200 } }, additionalProperties: false }),
-        annotations: READ_ONLY,
-      },
-      async (args) => {
-        const query = (args as { query?: unknown } | undefined)?.query;
-        if (query !== undefined && typeof query !== 'string') return result({ errors: [{ pointer: '/query', code: 'invalid_type', detail: 'query must be a string.' }] }, true);
-        return result({ pages: this.docs.search(query).map(({ slug, title, summary, url }) => ({ slug, title, summary, url })) });
-      },
-    );
-    server.registerTool(
-      'get_doc',
-      {
-        title: 'Read a documentation page',
-        description: 'One documentation page as Markdown, by the slug search_docs returns (e.g. "agents", "errors", "quickstart").',
-        inputSchema: schema({ type: 'object', properties: { slug: { type: 'string', maxLength: 100 } }, required: ['slug'], additionalProperties: false }),
-        annotations: READ_ONLY,
-      },
-      async (args) => {
-        const slug = (args as { slug?: unknown } | undefined)?.slug;
-        const page = typeof slug === 'string' ? this.docs.find(slug) : undefined;
-        if (!page) return result({ errors: [{ pointer: '/slug', code: 'invalid_format', detail: `There is no documentation page "${String(slug)}".` }] }, true);
-        return result({ slug: page.slug, title: page.title, url: page.url, markdown: page.markdown });
-      },
-    );
-
+  /** Resources and the prompt: read-only, for the full server. */
+  private registerReadables(server: McpServer): void {
     server.registerResource(
       'openapi',
       'leads://openapi',
@@ -196,7 +233,6 @@ export class McpServerFactory {
         };
       },
     );
-    return server;
   }
 }
 

@@ -26,7 +26,10 @@ export class McpService implements OnModuleDestroy {
   private readonly card: { body: string; etag: string };
 
   constructor(factory: McpServerFactory, @Inject(APP_CONFIG) config: AppConfig) {
-    this.handler = createMcpHandler(({ authInfo, era }) => factory.create((authInfo?.extra?.caller ?? { scope: 'unknown', registrationId: null }) as Caller, era));
+    this.handler = createMcpHandler(({ authInfo }) => {
+      const { caller, toolCalled } = (authInfo?.extra ?? {}) as { caller?: Caller; toolCalled?: string };
+      return factory.create(caller ?? { scope: 'unknown', registrationId: null }, toolCalled);
+    });
     this.node = toNodeHandler(this.handler);
     const publicHost = new URL(config.publicBaseUrl).hostname;
     // Browsers may call from our own origin and from the web-form origins; server-side agents send no Origin at all.
@@ -55,7 +58,7 @@ export class McpService implements OnModuleDestroy {
       }
     }
     const caller = callerOf(req);
-    req.auth = { token: '', clientId: caller.registrationId ?? 'anonymous', scopes: [], extra: { caller } };
+    req.auth = { token: '', clientId: caller.registrationId ?? 'anonymous', scopes: [], extra: { caller, toolCalled: toolCalled(body) } };
     await this.node(req, res, body);
   }
 
@@ -76,6 +79,12 @@ export class McpService implements OnModuleDestroy {
   async onModuleDestroy(): Promise<void> {
     await this.handler.close();
   }
+}
+
+/** The tool a single tools/call names (not a batch), so that its server need hold only that tool. */
+function toolCalled(body: unknown): string | undefined {
+  const message = body as { method?: unknown; params?: { name?: unknown } } | null;
+  return message?.method === 'tools/call' && typeof message.params?.name === 'string' ? message.params.name : undefined;
 }
 
 declare module 'express' {
