@@ -77,7 +77,7 @@ describe('the service as a process', () => {
     expect(code === 0 || signal === 'SIGTERM').toBe(true);
   });
 
-  it('keeps idle connections open as long as KEEP_ALIVE_TIMEOUT says, and announces it', async () => {
+  it('announces KEEP_ALIVE_TIMEOUT in Keep-Alive (scenario 5 of the reliability suite times it)', async () => {
     const server = await startServer({ ...database.env, KEEP_ALIVE_TIMEOUT: '65' });
     try {
       const res = await fetch(`${server.baseUrl}/api/v1/health`);
