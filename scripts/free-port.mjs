@@ -1,6 +1,6 @@
 import { createServer } from 'node:net';
 
-/** A loopback port that nothing listens on right now (for the build's training start and the benchmarks). */
+/** A loopback port that nothing listens on right now (for the build's training start, the benchmarks and the tests). */
 export function freePort() {
   return new Promise((resolvePort, reject) => {
     const server = createServer();

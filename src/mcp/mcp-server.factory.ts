@@ -41,6 +41,7 @@ function result(structuredContent: Record<string, unknown>, isError = false): Ca
 
 /** A tool: what tools/list shows, and what a call runs for its caller. */
 interface ToolDefinition {
+  name: string;
   config: { title: string; description: string; inputSchema: ReturnType<typeof schema>; annotations: ToolAnnotations };
   run: (args: unknown, caller: Caller) => Promise<CallToolResult>;
 }
@@ -72,11 +73,11 @@ export class McpServerFactory {
    */
   create(caller: Caller, toolCalled?: string): McpServer {
     const server = new McpServer({ name: MCP_SERVER_NAME, title: 'Leads API', version: this.config.version }, { instructions: INSTRUCTIONS });
-    const only = toolCalled === undefined ? undefined : this.tools.get(toolCalled);
-    for (const [name, tool] of only ? [[toolCalled!, only] as const] : this.tools) {
-      server.registerTool(name, tool.config, (args: unknown) => tool.run(args, caller));
+    const called = toolCalled === undefined ? undefined : this.tools.get(toolCalled);
+    for (const tool of called ? [called] : this.tools.values()) {
+      server.registerTool(tool.name, tool.config, (args: unknown) => tool.run(args, caller));
     }
-    if (!only) this.registerReadables(server);
+    if (!called) this.registerReadables(server);
     return server;
   }
 
@@ -95,83 +96,72 @@ export class McpServerFactory {
         throw error;
       }
     };
-    return new Map<string, ToolDefinition>([
-      [
-        'validate_lead',
-        {
-          config: {
-            title: 'Validate a lead',
-            description:
-              'Checks a lead exactly as submit_lead would and returns it normalised (trimmed, NFC, e-mail domain lower-cased, ' +
-              'telephone also in E.164). Stores nothing. Invalid input returns the fields that are wrong.',
-            inputSchema: leadInput,
-            annotations: READ_ONLY,
-          },
-          run: lead(async (body) => ({ valid: true, stored: false, lead: this.validation.validate(body) })),
+    const tools: ToolDefinition[] = [
+      {
+        name: 'validate_lead',
+        config: {
+          title: 'Validate a lead',
+          description:
+            'Checks a lead exactly as submit_lead would and returns it normalised (trimmed, NFC, e-mail domain lower-cased, ' +
+            'telephone also in E.164). Stores nothing. Invalid input returns the fields that are wrong.',
+          inputSchema: leadInput,
+          annotations: READ_ONLY,
         },
-      ],
-      [
-        'submit_lead',
-        {
-          config: {
-            title: 'Submit a lead',
-            description:
-              'Stores a marketing lead (a contact request) for the sales team. Before calling it, obtain the explicit consent of ' +
-              'the person to be contacted, confirm the details with them, and run validate_lead. Each call stores a new lead.',
-            inputSchema: leadInput,
-            annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-          },
-          run: lead(async (body, caller) => ({ ...(await this.leads.create(body, caller)) })),
+        run: lead(async (body) => ({ valid: true, stored: false, lead: this.validation.validate(body) })),
+      },
+      {
+        name: 'submit_lead',
+        config: {
+          title: 'Submit a lead',
+          description:
+            'Stores a marketing lead (a contact request) for the sales team. Before calling it, obtain the explicit consent of ' +
+            'the person to be contacted, confirm the details with them, and run validate_lead. Each call stores a new lead.',
+          inputSchema: leadInput,
+          annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
         },
-      ],
-      [
-        'get_service_health',
-        {
-          config: { title: 'Service health', description: 'The service status, version and the state of its database (and Redis, when used).', inputSchema: emptyInput, annotations: READ_ONLY },
-          run: async () => result({ ...(await this.health.report()) }),
+        run: lead(async (body, caller) => ({ ...(await this.leads.create(body, caller)) })),
+      },
+      {
+        name: 'get_service_health',
+        config: { title: 'Service health', description: 'The service status, version and the state of its database (and Redis, when used).', inputSchema: emptyInput, annotations: READ_ONLY },
+        run: async () => result({ ...(await this.health.report()) }),
+      },
+      {
+        name: 'get_service_info',
+        config: { title: 'Company information', description: 'Brand, company, address, telephone, the 7-day free trial and links to the documentation.', inputSchema: emptyInput, annotations: READ_ONLY },
+        run: async () => result({ ...this.site.getInfo() }),
+      },
+      {
+        name: 'search_docs',
+        config: {
+          title: 'Search the documentation',
+          description: 'Documentation pages whose title, summary or text contains the query (all pages without one).',
+          inputSchema: schema({ type: 'object', properties: { query: { type: 'string', maxLength: 200 } }, additionalProperties: false }),
+          annotations: READ_ONLY,
         },
-      ],
-      [
-        'get_service_info',
-        {
-          config: { title: 'Company information', description: 'Brand, company, address, telephone, the 7-day free trial and links to the documentation.', inputSchema: emptyInput, annotations: READ_ONLY },
-          run: async () => result({ ...this.site.getInfo() }),
+        run: async (args) => {
+          const query = (args as { query?: unknown } | undefined)?.query;
+          if (query !== undefined && typeof query !== 'string') return result({ errors: [{ pointer: '/query', code: 'invalid_type', detail: 'query must be a string.' }] }, true);
+          return result({ pages: this.docs.search(query).map(({ slug, title, summary, url }) => ({ slug, title, summary, url })) });
         },
-      ],
-      [
-        'search_docs',
-        {
-          config: {
-            title: 'Search the documentation',
-            description: 'Documentation pages whose title, summary or text contains the query (all pages without one).',
-            inputSchema: schema({ type: 'object', properties: { query: { type: 'string', maxLength: 200 } }, additionalProperties: false }),
-            annotations: READ_ONLY,
-          },
-          run: async (args) => {
-            const query = (args as { query?: unknown } | undefined)?.query;
-            if (query !== undefined && typeof query !== 'string') return result({ errors: [{ pointer: '/query', code: 'invalid_type', detail: 'query must be a string.' }] }, true);
-            return result({ pages: this.docs.search(query).map(({ slug, title, summary, url }) => ({ slug, title, summary, url })) });
-          },
+      },
+      {
+        name: 'get_doc',
+        config: {
+          title: 'Read a documentation page',
+          description: 'One documentation page as Markdown, by the slug search_docs returns (e.g. "agents", "errors", "quickstart").',
+          inputSchema: schema({ type: 'object', properties: { slug: { type: 'string', maxLength: 100 } }, required: ['slug'], additionalProperties: false }),
+          annotations: READ_ONLY,
         },
-      ],
-      [
-        'get_doc',
-        {
-          config: {
-            title: 'Read a documentation page',
-            description: 'One documentation page as Markdown, by the slug search_docs returns (e.g. "agents", "errors", "quickstart").',
-            inputSchema: schema({ type: 'object', properties: { slug: { type: 'string', maxLength: 100 } }, required: ['slug'], additionalProperties: false }),
-            annotations: READ_ONLY,
-          },
-          run: async (args) => {
-            const slug = (args as { slug?: unknown } | undefined)?.slug;
-            const page = typeof slug === 'string' ? this.docs.find(slug) : undefined;
-            if (!page) return result({ errors: [{ pointer: '/slug', code: 'invalid_format', detail: `There is no documentation page "${String(slug)}".` }] }, true);
-            return result({ slug: page.slug, title: page.title, url: page.url, markdown: page.markdown });
-          },
+        run: async (args) => {
+          const slug = (args as { slug?: unknown } | undefined)?.slug;
+          const page = typeof slug === 'string' ? this.docs.find(slug) : undefined;
+          if (!page) return result({ errors: [{ pointer: '/slug', code: 'invalid_format', detail: `There is no documentation page "${String(slug)}".` }] }, true);
+          return result({ slug: page.slug, title: page.title, url: page.url, markdown: page.markdown });
         },
-      ],
-    ]);
+      },
+    ];
+    return new Map(tools.map((tool) => [tool.name, tool]));
   }
 
   /** Resources and the prompt: read-only, for the full server. */

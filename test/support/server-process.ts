@@ -1,6 +1,6 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
+import { freePort } from '../../scripts/free-port.mjs';
 
 /** Suites send hundreds of requests from one address; the rate-limit suites set their own quotas. */
 export const GENEROUS_LIMITS = {
@@ -21,14 +21,7 @@ export interface ServerProcess {
   stop(signal?: NodeJS.Signals): Promise<Exit>;
 }
 
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  return port;
-}
+export { freePort };
 
 /** What `npm start` runs: the build's one-file bundle of the service. */
 export const SERVER_ENTRY = 'dist/server.mjs';
