@@ -32,6 +32,9 @@ const INIT = {
   params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'e2e', version: '1.0.0' } },
 };
 
+/** A 2025-era tools/call (sent with MCP-Protocol-Version: 2025-11-25 or none). */
+const TOOL_CALL = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'get_service_info', arguments: {} } };
+
 type Era = 'legacy' | 'modern';
 
 /** A client address of its own for a test, so counters (in Redis, shared by every run) never collide. */
@@ -406,21 +409,29 @@ describe('MCP server (streamable HTTP at /mcp) and server card', () => {
     });
 
     it('rejects a foreign Origin with 403 and accepts the service’s own origin or none', async () => {
-      const foreign = await rpc(INIT, { Origin: 'https://evil.example' }).then(expectMcpContract);
-      expect(foreign.status).toBe(403);
-      expect(foreign.body).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: expect.any(Number) } });
-      const own = await rpc(INIT, { Origin: BASE }).then(expectMcpContract);
-      expect(own.status).toBe(200);
+      const { port } = new URL(BASE);
+      // Whole origins are compared: the right host with another port or scheme is another origin.
+      for (const origin of ['https://evil.example', 'http://127.0.0.1:9999', `https://127.0.0.1:${port}`, `http://localhost:${port}`, 'null']) {
+        const foreign = await rpc(INIT, { Origin: origin }).then(expectMcpContract);
+        expect([origin, foreign.status]).toEqual([origin, 403]);
+        expect(foreign.body).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32000, message: expect.stringMatching(/^Invalid Origin/) } });
+      }
+      for (const origin of [BASE, BASE.toUpperCase().replace('HTTP://', 'http://')]) {
+        const own = await rpc(INIT, { Origin: origin }).then(expectMcpContract);
+        expect(own.status).toBe(200);
+      }
+      expect((await rpc(INIT).then(expectMcpContract)).status).toBe(200);
       // And a foreign Host (DNS rebinding through a name that resolves here).
       const host = await rpc(INIT, { Host: 'evil.example' }).then(expectMcpContract);
       expect(host.status).toBe(403);
     });
 
-    it('serves a call without Authorization anonymously, under the "anonymous" rate-limit policy', async () => {
-      const res = await rpc(INIT).then(expectMcpContract);
+    it('serves a call without Authorization anonymously: a tool call under the "anonymous" policy, initialize under "mcp_housekeeping"', async () => {
+      const res = await rpc(TOOL_CALL).then(expectMcpContract);
       expect(res.status).toBe(200);
       expect(res.headers['www-authenticate']).toBeUndefined();
       expect(rateLimitName(res)).toBe('anonymous');
+      expect(rateLimitName(await rpc(INIT).then(expectMcpContract))).toBe('mcp_housekeeping');
     });
 
     it('answers a bad bearer token with 401 and the REST challenge', async () => {
@@ -435,9 +446,10 @@ describe('MCP server (streamable HTTP at /mcp) and server card', () => {
 
     it('serves a valid bearer token as the agent, under the "agent" rate-limit policy', async () => {
       const { token } = await agentToken(t);
-      const res = await rpc(INIT, { Authorization: `Bearer ${token}` }).then(expectMcpContract);
+      const res = await rpc(TOOL_CALL, { Authorization: `Bearer ${token}` }).then(expectMcpContract);
       expect(res.status).toBe(200);
       expect(rateLimitName(res)).toBe('agent');
+      expect(rateLimitName(await rpc(INIT, { Authorization: `Bearer ${token}` }).then(expectMcpContract))).toBe('mcp_housekeeping');
     });
 
     it('answers malformed JSON with 400 and a JSON-RPC parse error (-32700, id null)', async () => {
@@ -525,34 +537,92 @@ describe('MCP server (streamable HTTP at /mcp) and server card', () => {
   });
 });
 
-describe('MCP calls spend the REST rate-limit budget', () => {
+describe('MCP rate accounting: work spends the REST budget, housekeeping its own allowance, batches are refused', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await startTestApp({ TRUST_PROXY: '1', RATE_LIMIT_ANONYMOUS: '3/60s' });
+    t = await startTestApp({ TRUST_PROXY: '1', RATE_LIMIT_ANONYMOUS: '3/60s', RATE_LIMIT_MCP_HOUSEKEEPING: '5/60s' });
   });
   afterAll(() => t.close());
 
-  it('two REST calls and one MCP call use up a quota of 3; the next MCP POST is 429', async () => {
+  const mcp = (ip: string, body: unknown, headers: Record<string, string> = {}) =>
+    t.http
+      .post('/mcp')
+      .set({ Accept: ACCEPT_BOTH, 'Content-Type': 'application/json', 'X-Forwarded-For': ip, ...headers })
+      .send(JSON.stringify(body))
+      .then(expectMcpContract);
+  const submit = (id: number, email: string) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'submit_lead', arguments: { nome: 'Ana', email } } });
+  const leadsWith = async (email: string) => {
+    const [{ n }] = await t.dataSource.query(`SELECT COUNT(*) AS n FROM leads WHERE email = ${ON_POSTGRES ? '$1' : '?'}`, [email]);
+    return Number(n);
+  };
+
+  it('a well-behaved anonymous agent gets its whole quota of tool calls: initialize, initialized and tools/list are housekeeping', async () => {
     const ip = clientIp();
-    for (let i = 0; i < 2; i++) {
-      const rest = await t.http.get('/api/v1/info').set('X-Forwarded-For', ip).then(expectContract);
-      expect(rest.status).toBe(200);
+    const init = await mcp(ip, INIT);
+    expect(init.status).toBe(200);
+    expect(String(init.headers.ratelimit)).toMatch(/^"mcp_housekeeping";r=4;/);
+    expect(String(init.headers['ratelimit-policy'])).toBe('"mcp_housekeeping";q=5;w=60');
+    expect((await mcp(ip, { jsonrpc: '2.0', method: 'notifications/initialized' })).status).toBe(202);
+    const list = await mcp(ip, { jsonrpc: '2.0', id: 2, method: 'tools/list' });
+    expect(list.status).toBe(200);
+    expect(String(list.headers.ratelimit)).toMatch(/^"mcp_housekeeping";r=2;/);
+
+    const email = `quota-${randomInt(1e9)}@exemplo.com`;
+    for (let i = 0; i < 3; i++) {
+      const call = await mcp(ip, submit(10 + i, email));
+      expect(call.status).toBe(200);
+      expect(messages(call)[0]).toMatchObject({ id: 10 + i, result: { isError: false } });
+      expect(String(call.headers.ratelimit)).toMatch(new RegExp(`^"anonymous";r=${2 - i};`));
     }
-    const mcp = (headers: Record<string, string> = {}) =>
-      t.http
-        .post('/mcp')
-        .set({ Accept: ACCEPT_BOTH, 'Content-Type': 'application/json', 'X-Forwarded-For': ip, ...headers })
-        .send(JSON.stringify(INIT))
-        .then(expectMcpContract);
-    const last = await mcp();
-    expect(last.status).toBe(200);
-    expect(String(last.headers.ratelimit)).toMatch(/^"anonymous";r=0;/);
-    const refused = await mcp();
+    const refused = await mcp(ip, submit(13, email));
     expect(refused.status).toBe(429);
     expect(refused.headers['retry-after']).toMatch(/^\d+$/);
     expect(refused.body).toMatchObject({ code: 'rate_limited', status: 429 });
+    expect(rateLimitName(refused)).toBe('anonymous');
+    expect(await leadsWith(email)).toBe(3);
+    // Reading a resource and getting a prompt are work too; listing is not.
+    expect((await mcp(ip, { jsonrpc: '2.0', id: 14, method: 'resources/read', params: { uri: 'leads://site' } })).status).toBe(429);
+    expect((await mcp(ip, { jsonrpc: '2.0', id: 15, method: 'prompts/get', params: { name: 'capture_lead' } })).status).toBe(429);
+    expect((await mcp(ip, { jsonrpc: '2.0', id: 16, method: 'resources/list' })).status).toBe(200);
+  });
+
+  it('MCP work and REST share one budget: two REST calls and one tool call use up a quota of 3', async () => {
+    const ip = clientIp();
+    for (let i = 0; i < 2; i++) expect((await t.http.get('/api/v1/info').set('X-Forwarded-For', ip).then(expectContract)).status).toBe(200);
+    const last = await mcp(ip, TOOL_CALL);
+    expect(last.status).toBe(200);
+    expect(String(last.headers.ratelimit)).toMatch(/^"anonymous";r=0;/);
+    expect((await mcp(ip, TOOL_CALL)).status).toBe(429);
+    expect((await t.http.get('/api/v1/info').set('X-Forwarded-For', ip).then(expectContract)).status).toBe(429);
     // Another client address still has its whole budget.
-    const other = await mcp({ 'X-Forwarded-For': clientIp() });
-    expect(other.status).toBe(200);
+    expect((await mcp(clientIp(), TOOL_CALL)).status).toBe(200);
+  });
+
+  it('housekeeping beyond its own allowance is limited too, without touching the work budget', async () => {
+    const ip = clientIp();
+    for (let i = 0; i < 5; i++) expect((await mcp(ip, { jsonrpc: '2.0', id: i, method: 'ping' })).status).toBe(200);
+    const refused = await mcp(ip, { jsonrpc: '2.0', id: 5, method: 'ping' });
+    expect(refused.status).toBe(429);
+    expect(refused.body).toMatchObject({ code: 'rate_limited', status: 429 });
+    expect(rateLimitName(refused)).toBe('mcp_housekeeping');
+    expect(refused.headers['retry-after']).toMatch(/^\d+$/);
+    const call = await mcp(ip, TOOL_CALL);
+    expect(call.status).toBe(200);
+    expect(String(call.headers.ratelimit)).toMatch(/^"anonymous";r=2;/);
+  });
+
+  it('refuses a JSON-RPC batch with -32600 before any work, spending one housekeeping unit: 100 submit_lead store nothing', async () => {
+    const ip = clientIp();
+    const email = `batch-${randomInt(1e9)}@exemplo.com`;
+    for (const batch of [Array.from({ length: 100 }, (_, i) => submit(i + 1, email)), [TOOL_CALL], []]) {
+      const res = await mcp(ip, batch);
+      expect(res.status).toBe(400);
+      expect(res.headers['content-type']).toMatch(/^application\/json/);
+      expect(res.body).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32600, message: expect.stringMatching(/batches are not supported/) } });
+      expect(rateLimitName(res)).toBe('mcp_housekeeping');
+    }
+    expect(await leadsWith(email)).toBe(0);
+    const info = await mcp(ip, TOOL_CALL);
+    expect(String(info.headers.ratelimit)).toMatch(/^"anonymous";r=2;/);
   });
 });

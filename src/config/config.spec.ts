@@ -43,6 +43,8 @@ describe('loadConfig', () => {
         rateLimitAgent: { limit: 600, windowSeconds: 60 },
         rateLimitRegistration: { limit: 20, windowSeconds: 3600 },
         rateLimitToken: { limit: 60, windowSeconds: 60 },
+        rateLimitMcpHousekeeping: { limit: 600, windowSeconds: 60 },
+        maxAnswerBytes: 1048576,
         apiDeprecations: [],
         version: (JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version,
       });
@@ -50,7 +52,7 @@ describe('loadConfig', () => {
 
     it('treats empty and whitespace-only values as unset', () => {
       const blank = Object.fromEntries(
-        ['PORT', 'PUBLIC_BASE_URL', 'DATA_DIR', 'DATABASE_URL', 'REDIS_URL', 'LOG_LEVEL', 'CORS_ORIGINS', 'TRUST_PROXY', 'KEEP_ALIVE_TIMEOUT', 'RATE_LIMIT_ANONYMOUS', 'RATE_LIMIT_AGENT', 'RATE_LIMIT_REGISTRATION', 'RATE_LIMIT_TOKEN', 'API_DEPRECATIONS'].map(
+        ['PORT', 'PUBLIC_BASE_URL', 'DATA_DIR', 'DATABASE_URL', 'REDIS_URL', 'LOG_LEVEL', 'CORS_ORIGINS', 'TRUST_PROXY', 'KEEP_ALIVE_TIMEOUT', 'RATE_LIMIT_ANONYMOUS', 'RATE_LIMIT_AGENT', 'RATE_LIMIT_REGISTRATION', 'RATE_LIMIT_TOKEN', 'API_DEPRECATIONS', 'RATE_LIMIT_MCP_HOUSEKEEPING', 'MAX_ANSWER_BYTES'].map(
           (name, i) => [name, i % 2 ? '' : '  \t'],
         ),
       );
@@ -91,6 +93,9 @@ describe('loadConfig', () => {
       [{ RATE_LIMIT_AGENT: '36000/3600s' }, { rateLimitAgent: { limit: 36000, windowSeconds: 3600 } }],
       [{ RATE_LIMIT_REGISTRATION: '5/60s' }, { rateLimitRegistration: { limit: 5, windowSeconds: 60 } }],
       [{ RATE_LIMIT_TOKEN: '100/10s' }, { rateLimitToken: { limit: 100, windowSeconds: 10 } }],
+      [{ RATE_LIMIT_MCP_HOUSEKEEPING: '50/10s' }, { rateLimitMcpHousekeeping: { limit: 50, windowSeconds: 10 } }],
+      [{ MAX_ANSWER_BYTES: '65536' }, { maxAnswerBytes: 65536 }],
+      [{ MAX_ANSWER_BYTES: '1073741824' }, { maxAnswerBytes: 1073741824 }],
     ] as [Env, object][])('%j', (env, expected) => {
       expect(loadConfig(env)).toMatchObject(expected);
     });
@@ -175,7 +180,11 @@ describe('loadConfig', () => {
       expectRefused('KEEP_ALIVE_TIMEOUT', value);
     });
 
-    it.each(['RATE_LIMIT_ANONYMOUS', 'RATE_LIMIT_AGENT', 'RATE_LIMIT_REGISTRATION', 'RATE_LIMIT_TOKEN'])(
+    it.each(['0', '65535', '1073741825', '1MiB', '1e6', '-65536', '65536.5'])('MAX_ANSWER_BYTES=%j', (value) => {
+      expectRefused('MAX_ANSWER_BYTES', value);
+    });
+
+    it.each(['RATE_LIMIT_ANONYMOUS', 'RATE_LIMIT_AGENT', 'RATE_LIMIT_REGISTRATION', 'RATE_LIMIT_TOKEN', 'RATE_LIMIT_MCP_HOUSEKEEPING'])(
       '%s refuses anything but <count>/<seconds>s with both at least 1',
       (variable) => {
         for (const value of ['60', '60/60', '60/s', '/60s', '0/60s', '60/0s', '-1/60s', '60 / 60s', '60/60m', '1.5/60s', 'abc']) {

@@ -34,6 +34,10 @@ export interface AppConfig {
   rateLimitRegistration: RateLimitQuota;
   /** Per-IP quota of the token and revocation endpoints. */
   rateLimitToken: RateLimitQuota;
+  /** Per-caller allowance of MCP protocol housekeeping (initialize, notifications, ping, lists): messages that do no work. */
+  rateLimitMcpHousekeeping: RateLimitQuota;
+  /** The most bytes one answer built in memory may reach (MCP results, GraphQL answers). */
+  maxAnswerBytes: number;
   apiDeprecations: ApiDeprecation[];
   version: string;
 }
@@ -76,6 +80,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
     rateLimitAgent,
     rateLimitRegistration: parseQuota('RATE_LIMIT_REGISTRATION', value('RATE_LIMIT_REGISTRATION') ?? '20/3600s'),
     rateLimitToken: parseQuota('RATE_LIMIT_TOKEN', value('RATE_LIMIT_TOKEN') ?? '60/60s'),
+    rateLimitMcpHousekeeping: parseQuota('RATE_LIMIT_MCP_HOUSEKEEPING', value('RATE_LIMIT_MCP_HOUSEKEEPING') ?? '600/60s'),
+    maxAnswerBytes: parseMaxAnswerBytes(value('MAX_ANSWER_BYTES')),
     apiDeprecations: parseDeprecations(value('API_DEPRECATIONS')),
     version: packageVersion(),
   });
@@ -157,6 +163,14 @@ function parseKeepAliveTimeout(raw: string | undefined): number {
   const seconds = Number(raw);
   if (!/^\d+$/.test(raw) || seconds < 1 || seconds > 3600) throw new ConfigError('KEEP_ALIVE_TIMEOUT', 'must be a whole number of seconds from 1 to 3600');
   return seconds;
+}
+
+/** At least 64 KiB: every answer bounded by the 16 KiB request body (a lead echoed twice, tools/list) fits under it. */
+function parseMaxAnswerBytes(raw: string | undefined): number {
+  if (raw === undefined) return 1024 * 1024;
+  const bytes = Number(raw);
+  if (!/^\d+$/.test(raw) || bytes < 65536 || bytes > 2 ** 30) throw new ConfigError('MAX_ANSWER_BYTES', 'must be a whole number of bytes from 65536 to 1073741824');
+  return bytes;
 }
 
 function parseQuota(name: string, raw: string): RateLimitQuota {

@@ -2,16 +2,20 @@ import { Controller, Get, Header, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { OptionalBearer } from '../auth/bearer.guard.js';
 import { RateLimit } from '../rate-limit/rate-limit.guard.js';
+import { mcpRouteLimit } from './mcp-message.js';
 import { McpService } from './mcp.service.js';
 
 @Controller()
 export class McpController {
   constructor(private readonly mcp: McpService) {}
 
-  /** Same auth and budgets as REST. GET and DELETE have no route: the router answers 405 (stateless, no streams). */
+  /**
+   * Same auth as REST; a message that does work spends the caller's REST budget, housekeeping its own allowance.
+   * GET and DELETE have no route: the router answers 405 (stateless, no streams).
+   */
   @Post('mcp')
   @OptionalBearer()
-  @RateLimit('api')
+  @RateLimit(mcpRouteLimit)
   handle(@Req() req: Request, @Res() res: Response): Promise<void> {
     return this.mcp.handle(req, res);
   }

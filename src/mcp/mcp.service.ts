@@ -1,12 +1,11 @@
 import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import { createMcpHandler, type McpHttpHandler } from '@modelcontextprotocol/server';
-import { hostHeaderValidation, originValidation, toNodeHandler } from '@modelcontextprotocol/node';
+import { hostHeaderValidation, toNodeHandler } from '@modelcontextprotocol/node';
 import type { Request, Response } from 'express';
 import { AppConfig } from '../config/config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { Caller, callerOf } from '../http/caller.js';
-import { parseJsonBody } from '../http/json-body.js';
-import { AppError } from '../problem/app-error.js';
+import { mcpBody } from './mcp-message.js';
 import { McpServerFactory } from './mcp-server.factory.js';
 import { buildServerCard } from './server-card.js';
 
@@ -22,7 +21,7 @@ export class McpService implements OnModuleDestroy {
   private readonly handler: McpHttpHandler;
   private readonly node: ReturnType<typeof toNodeHandler>;
   private readonly validHost: ReturnType<typeof hostHeaderValidation>;
-  private readonly validOrigin: ReturnType<typeof originValidation>;
+  private readonly origins: ReadonlySet<string>;
   private readonly card: { body: string; etag: string };
 
   constructor(factory: McpServerFactory, @Inject(APP_CONFIG) config: AppConfig) {
@@ -32,34 +31,36 @@ export class McpService implements OnModuleDestroy {
     });
     this.node = toNodeHandler(this.handler);
     const publicHost = new URL(config.publicBaseUrl).hostname;
-    // Browsers may call from our own origin and from the web-form origins; server-side agents send no Origin at all.
-    const origins = [publicHost, ...(config.corsOrigins === '*' ? [] : config.corsOrigins.map((origin) => new URL(origin).hostname))];
-    this.validOrigin = originValidation(origins);
+    // Browsers may call from our own origin and from the web-form origins, compared whole (scheme, host and port); a `*`
+    // there opens the forms, not MCP. Server-side agents send no Origin at all.
+    this.origins = new Set([config.publicBaseUrl, ...(config.corsOrigins === '*' ? [] : config.corsOrigins)]);
     this.validHost = hostHeaderValidation([publicHost, 'localhost', '127.0.0.1', '[::1]']);
     this.card = buildServerCard(config);
   }
 
   async handle(req: Request, res: Response): Promise<void> {
     if (!this.validHost(req, res) || !this.validOrigin(req, res)) return;
-    let body: unknown = {};
-    if (/^application\/json\b/i.test(req.headers['content-type'] ?? '')) {
-      try {
-        body = parseJsonBody(req);
-      } catch (error) {
-        if (!(error instanceof AppError)) throw error;
-        // JSON-RPC clients expect JSON-RPC errors here, not problem documents: a charset other than UTF-8 is the
-        // SDK's 415, anything else unreadable a parse error.
-        if (error.code === 'unsupported_media_type') {
-          res.status(415).json({ jsonrpc: '2.0', error: { code: -32000, message: `Unsupported Media Type: ${error.detail}` }, id: null });
-        } else {
-          res.status(400).json({ jsonrpc: '2.0', error: { code: -32700, message: `Parse error: ${error.detail}` }, id: null });
-        }
-        return;
-      }
+    const { value: body, error } = mcpBody(req);
+    if (error) {
+      // JSON-RPC clients expect JSON-RPC errors here, not problem documents: a charset other than UTF-8 is the
+      // SDK's 415, anything else unreadable a parse error.
+      if (error.code === 'unsupported_media_type') rpcError(res, 415, -32000, `Unsupported Media Type: ${error.detail}`);
+      else rpcError(res, 400, -32700, `Parse error: ${error.detail}`);
+      return;
     }
+    // None of the revisions served here has batches (the SDK would still run up to 100 messages for one request).
+    if (Array.isArray(body)) return rpcError(res, 400, -32600, 'Invalid Request: JSON-RPC batches are not supported; send one message per request.');
     const caller = callerOf(req);
     req.auth = { token: '', clientId: caller.registrationId ?? 'anonymous', scopes: [], extra: { caller, toolCalled: toolCalled(body) } };
     await this.node(req, res, body);
+  }
+
+  /** A present Origin must be one of ours exactly; refused like the SDK refuses a foreign Host (403, -32000). */
+  private validOrigin(req: Request, res: Response): boolean {
+    const origin = req.headers.origin;
+    if (origin === undefined || origin === '' || this.origins.has(normalisedOrigin(origin))) return true;
+    rpcError(res, 403, -32000, 'Invalid Origin: browsers may call this MCP server only from the service’s own origin or a configured web-form origin.');
+    return false;
   }
 
   /** The card, with content negotiation and conditional requests (ETag / 304). */
@@ -78,6 +79,19 @@ export class McpService implements OnModuleDestroy {
 
   async onModuleDestroy(): Promise<void> {
     await this.handler.close();
+  }
+}
+
+function rpcError(res: Response, status: number, code: number, message: string): void {
+  res.status(status).json({ jsonrpc: '2.0', error: { code, message }, id: null });
+}
+
+/** The serialisation of an Origin as URL does it (lower-case scheme and host, no default port); '' when it is not one. */
+function normalisedOrigin(origin: string): string {
+  try {
+    return new URL(origin).origin;
+  } catch {
+    return '';
   }
 }
 

@@ -7,16 +7,20 @@ import { PolicyName, RouteLimit } from './rate-limit.policies.js';
 
 const ROUTE_LIMIT = Symbol('route-limit');
 
-/** Puts a route (or controller) under rate limits: the caller's tier (`api`), or the registration or token policy. */
-export const RateLimit = (limit: RouteLimit) => SetMetadata(ROUTE_LIMIT, limit);
+/**
+ * Puts a route (or controller) under rate limits: the caller's tier (`api`), or the registration or token policy; or a
+ * function that picks one per request, for a route whose messages differ in cost (MCP: work or housekeeping).
+ */
+export const RateLimit = (limit: RouteLimit | ((req: Request) => RouteLimit)) => SetMetadata(ROUTE_LIMIT, limit);
 
-function routeLimit(context: ExecutionContext): RouteLimit | undefined {
+function routeLimit(context: ExecutionContext): RouteLimit | ((req: Request) => RouteLimit) | undefined {
   return Reflect.getMetadata(ROUTE_LIMIT, context.getHandler()) ?? Reflect.getMetadata(ROUTE_LIMIT, context.getClass());
 }
 
 /** The one policy that applies to this request: the route's own, or the caller's tier on `api` routes. */
 function policyFor(context: ExecutionContext, req: Request): PolicyName | undefined {
-  const limit = routeLimit(context);
+  const route = routeLimit(context);
+  const limit = typeof route === 'function' ? route(req) : route;
   if (limit !== 'api') return limit;
   return principalOf(req).kind === 'agent' ? 'agent' : 'anonymous';
 }

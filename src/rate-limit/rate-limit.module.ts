@@ -3,6 +3,7 @@ import { ThrottlerModule } from '@nestjs/throttler';
 import type { Request } from 'express';
 import { principalOf } from '../auth/principal.js';
 import { AppConfig } from '../config/config.js';
+import { callerOf } from '../http/caller.js';
 import { clientIp } from '../http/client-ip.js';
 import { policies, PolicyName } from './rate-limit.policies.js';
 import { rateLimitKey } from './rate-limit.guard.js';
@@ -20,6 +21,8 @@ const TRACKERS: Record<PolicyName, (req: Request) => string> = {
   },
   registration: clientIp,
   token: clientIp,
+  // Per caller, like the api tiers: the token subject, else the client address.
+  mcp_housekeeping: (req) => callerOf(req).scope,
 };
 
 @Global()

@@ -1,8 +1,8 @@
 import { AppConfig, RateLimitQuota } from '../config/config.js';
 
-/** What a route is limited by: the caller's tier (anonymous or agent), or its own per-IP policy. */
-export type RouteLimit = 'api' | 'registration' | 'token';
-export type PolicyName = 'anonymous' | 'agent' | 'registration' | 'token';
+/** What a route is limited by: the caller's tier (anonymous or agent), or its own per-IP (or per-caller) policy. */
+export type RouteLimit = 'api' | 'registration' | 'token' | 'mcp_housekeeping';
+export type PolicyName = 'anonymous' | 'agent' | 'registration' | 'token' | 'mcp_housekeeping';
 
 export interface Policy extends RateLimitQuota {
   name: PolicyName;
@@ -15,5 +15,6 @@ export function policies(config: AppConfig): Record<PolicyName, Policy> {
     agent: { name: 'agent', ...config.rateLimitAgent },
     registration: { name: 'registration', ...config.rateLimitRegistration },
     token: { name: 'token', ...config.rateLimitToken },
+    mcp_housekeeping: { name: 'mcp_housekeeping', ...config.rateLimitMcpHousekeeping },
   };
 }
