@@ -626,3 +626,50 @@ describe('MCP rate accounting: work spends the REST budget, housekeeping its own
     expect(String(info.headers.ratelimit)).toMatch(/^"anonymous";r=2;/);
   });
 });
+
+describe('MCP answers are bounded by MAX_ANSWER_BYTES, refused before they are built', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    // The smallest cap allowed: under the contract (about 130 KB as a resource), over every docs page.
+    t = await startTestApp({ MAX_ANSWER_BYTES: '65536' });
+  });
+  afterAll(() => t.close());
+
+  const read = (uri: string) =>
+    t.http
+      .post('/mcp')
+      .set({ Accept: ACCEPT_BOTH, 'Content-Type': 'application/json' })
+      .send(JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'resources/read', params: { uri } }))
+      .then(expectMcpContract);
+
+  it('refuses resources/read leads://openapi with a JSON-RPC error naming the limit and the HTTP URL that serves it', async () => {
+    const res = await read('leads://openapi');
+    expect(res.status).toBe(200);
+    const [message] = messages(res);
+    expect(message).toEqual({
+      jsonrpc: '2.0',
+      id: 3,
+      error: {
+        code: -32602,
+        message: expect.stringMatching(/^The answer to resources\/read leads:\/\/openapi would be about \d+ bytes, over this server's limit of 65536 \(MAX_ANSWER_BYTES\); read it at http:\/\/leads\.test\/docs\/openapi-leads\.json instead\.$/),
+        data: { uri: 'leads://openapi', maxAnswerBytes: 65536 },
+      },
+    });
+    expect(res.text.length).toBeLessThan(1000);
+  });
+
+  it('answers what fits: every docs page as a resource and through get_doc, and the site', async () => {
+    const docs = t.app.get(DocsService);
+    for (const page of docs.search()) {
+      const [message] = messages(await read(`leads://docs/${page.slug}`));
+      expect(message.result.contents).toEqual([{ uri: `leads://docs/${page.slug}`, mimeType: 'text/markdown', text: page.markdown }]);
+      const tool = await t.http
+        .post('/mcp')
+        .set({ Accept: ACCEPT_BOTH, 'Content-Type': 'application/json' })
+        .send(JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'get_doc', arguments: { slug: page.slug } } }))
+        .then(expectMcpContract);
+      expect(messages(tool)[0].result).toMatchObject({ isError: false, structuredContent: { slug: page.slug, markdown: page.markdown } });
+    }
+    expect(messages(await read('leads://site'))[0].result.contents[0].uri).toBe('leads://site');
+  });
+});

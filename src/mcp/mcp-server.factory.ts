@@ -5,6 +5,8 @@ import {
   JsonSchemaType,
   type jsonSchemaValidator,
   McpServer,
+  ProtocolError,
+  ProtocolErrorCode,
   ResourceNotFoundError,
   ResourceTemplate,
   ToolAnnotations,
@@ -39,6 +41,9 @@ function result(structuredContent: Record<string, unknown>, isError = false): Ca
   return { structuredContent, content: [{ type: 'text', text: JSON.stringify(structuredContent, null, 2) }], isError };
 }
 
+/** Bytes a text takes inside a JSON answer (escaped and quoted). */
+const jsonBytes = (text: string) => Buffer.byteLength(JSON.stringify(text));
+
 /** A tool: what tools/list shows, and what a call runs for its caller. */
 interface ToolDefinition {
   name: string;
@@ -54,6 +59,11 @@ interface ToolDefinition {
 export class McpServerFactory {
   /** Built once: a request's server only registers them (allocation there is what a loaded server collects). */
   private readonly tools: ReadonlyMap<string, ToolDefinition>;
+  /**
+   * The size of each resource's text in an answer, measured once: resources are static, so one over MAX_ANSWER_BYTES
+   * is refused before anything is built. Other answers are bounded by the 16 KiB request (the cap is at least 64 KiB).
+   */
+  private readonly resourceBytes: ReadonlyMap<string, number>;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -65,6 +75,25 @@ export class McpServerFactory {
     private readonly docs: DocsService,
   ) {
     this.tools = this.defineTools();
+    this.resourceBytes = new Map([
+      ['leads://openapi', jsonBytes(this.openapi.json)],
+      ['leads://site', jsonBytes(JSON.stringify(this.site.getInfo()))],
+      ...this.docs.search().map((page) => [`leads://docs/${page.slug}`, jsonBytes(page.markdown)] as const),
+    ]);
+  }
+
+  /** Refuses an answer that would carry `bytes` over MAX_ANSWER_BYTES, before it is built; `url` serves the same over HTTP. */
+  private refuseOverCap(what: string, bytes: number, url: string): string | undefined {
+    const cap = this.config.maxAnswerBytes;
+    if (bytes <= cap) return undefined;
+    return `The answer to ${what} would be about ${bytes} bytes, over this server's limit of ${cap} (MAX_ANSWER_BYTES); read it at ${url} instead.`;
+  }
+
+  /** A resource's text, unless its answer would be over the cap (a JSON-RPC error that says where else to read it). */
+  private readable(uri: string, url: string, text: string): string {
+    const refusal = this.refuseOverCap(`resources/read ${uri}`, this.resourceBytes.get(uri) ?? 0, url);
+    if (refusal) throw new ProtocolError(ProtocolErrorCode.InvalidParams, refusal, { uri, maxAnswerBytes: this.config.maxAnswerBytes });
+    return text;
   }
 
   /**
@@ -157,6 +186,9 @@ export class McpServerFactory {
           const slug = (args as { slug?: unknown } | undefined)?.slug;
           const page = typeof slug === 'string' ? this.docs.find(slug) : undefined;
           if (!page) return result({ errors: [{ pointer: '/slug', code: 'invalid_format', detail: `There is no documentation page "${String(slug)}".` }] }, true);
+          // The page is in the answer twice: structuredContent and its text mirror.
+          const refusal = this.refuseOverCap(`get_doc ${page.slug}`, 2 * (this.resourceBytes.get(`leads://docs/${page.slug}`) ?? 0), page.url);
+          if (refusal) return result({ code: 'answer_too_large', detail: refusal }, true);
           return result({ slug: page.slug, title: page.title, url: page.url, markdown: page.markdown });
         },
       },
@@ -170,13 +202,17 @@ export class McpServerFactory {
       'openapi',
       'leads://openapi',
       { title: 'OpenAPI contract', description: 'The REST API contract (OpenAPI 3.1), as served at /docs/openapi-leads.json.', mimeType: 'application/json' },
-      async (uri) => ({ contents: [{ uri: uri.href, mimeType: 'application/json', text: this.openapi.json }] }),
+      async (uri) => ({
+        contents: [{ uri: uri.href, mimeType: 'application/json', text: this.readable(uri.href, `${this.config.publicBaseUrl}/docs/openapi-leads.json`, this.openapi.json) }],
+      }),
     );
     server.registerResource(
       'site',
       'leads://site',
       { title: 'Company information', description: 'The content of GET /api/v1/info.', mimeType: 'application/json' },
-      async (uri) => ({ contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(this.site.getInfo()) }] }),
+      async (uri) => ({
+        contents: [{ uri: uri.href, mimeType: 'application/json', text: this.readable(uri.href, `${this.config.publicBaseUrl}/api/v1/info`, JSON.stringify(this.site.getInfo())) }],
+      }),
     );
     server.registerResource(
       'docs',
@@ -190,7 +226,7 @@ export class McpServerFactory {
         const page = this.docs.find(String(variables.slug));
         // -32602 with data.uri, like any unknown resource (not an internal error).
         if (!page) throw new ResourceNotFoundError(uri.href, `There is no documentation page "${String(variables.slug)}".`);
-        return { contents: [{ uri: uri.href, mimeType: 'text/markdown', text: page.markdown }] };
+        return { contents: [{ uri: uri.href, mimeType: 'text/markdown', text: this.readable(`leads://docs/${page.slug}`, page.url, page.markdown) }] };
       },
     );
 
