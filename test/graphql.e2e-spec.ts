@@ -556,3 +556,61 @@ describe('GraphQL: the same anonymous quota as REST', () => {
     expect(other.status).toBe(200);
   });
 });
+
+describe('GraphQL answers are bounded by MAX_ANSWER_BYTES', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    // The smallest cap allowed, under ten copies of every page's Markdown (the docs total about 17 KB).
+    t = await startTestApp({ MAX_ANSWER_BYTES: '65536' });
+  });
+  afterAll(() => t.close());
+
+  const post = (query: string, headers: Record<string, string> = {}) => t.http.post(PATH).set(headers).send({ query }).then(expectContract);
+  const copies = (n: number, field: string) => `{ ${Array.from({ length: n }, (_, i) => `a${i}: ${field}`).join(' ')} }`;
+
+  function expectRefused(res: Response, message: RegExp, code: string, status = 200): void {
+    expect(res.status).toBe(status);
+    expect(res.body).not.toHaveProperty('data');
+    expect(res.body.errors).toHaveLength(1);
+    expect(res.body.errors[0]).toMatchObject({ message: expect.stringMatching(message), extensions: { code } });
+    expect(res.text.length).toBeLessThan(1000);
+    expectNoStacktrace(res.body);
+  }
+
+  it('refuses before execution a query whose aliases multiply a large field past the cap', async () => {
+    const docs = t.app.get(DocsService).search();
+    const total = docs.reduce((sum, page) => sum + page.markdown.length, 0);
+    expect(10 * total).toBeGreaterThan(65536);
+    const tooLarge = /^Answer size limit of 65536 bytes exceeded: this query could return about \d+; ask for fewer copies of large fields \(Doc\.markdown\)\.$/;
+    for (const query of [
+      copies(10, 'docs { markdown }'),
+      // Fragments and nested aliases multiply as well.
+      '{ a: docs { ...F } b: docs { ...F } } fragment F on Doc { m1: markdown m2: markdown m3: markdown }',
+      `{ ${Array.from({ length: 3 }, (_, i) => `d${i}: docs { ... on Doc { x: markdown y: markdown } }`).join(' ')} }`,
+    ]) {
+      expectRefused(await post(query), tooLarge, 'GRAPHQL_VALIDATION_FAILED');
+      expectRefused(await post(query, { Accept: GRAPHQL_RESPONSE }), tooLarge, 'GRAPHQL_VALIDATION_FAILED', 400);
+    }
+  });
+
+  it('answers what fits: every page once, one page many times, a field repeated without aliases', async () => {
+    const docs = t.app.get(DocsService);
+    const all = await post('{ docs { slug markdown } }');
+    expect(all.status).toBe(200);
+    expect(all.body.data.docs.map((page: Json) => page.markdown)).toEqual(docs.search().map((page) => page.markdown));
+    const one = await post(copies(5, 'doc(slug: "agents") { markdown }'));
+    expect(one.body.data.a4.markdown).toBe(docs.find('agents')!.markdown);
+    // Merged into one field by execution, so counted once.
+    const merged = await post(`{ docs { ${'markdown '.repeat(50)}} }`);
+    expect(merged.body.errors).toBeUndefined();
+    expect(merged.body.data.docs).toHaveLength(docs.search().length);
+  });
+
+  it('checks the serialised answer too: introspection, left out of the estimate, is refused past the cap', async () => {
+    const schema = '__schema { types { name description fields { name description args { name description } } } }';
+    expect((await post(`{ ${schema} }`)).status).toBe(200);
+    const tooLarge = /^The answer is \d+ bytes, over the limit of 65536 \(MAX_ANSWER_BYTES\); ask for less\.$/;
+    expectRefused(await post(copies(10, schema)), tooLarge, 'ANSWER_TOO_LARGE');
+    expectRefused(await post(copies(10, schema), { Accept: GRAPHQL_RESPONSE }), tooLarge, 'ANSWER_TOO_LARGE', 400);
+  });
+});

@@ -1,9 +1,11 @@
 import { HeaderMap } from '@apollo/server';
 import { ApolloDriver } from '@nestjs/apollo';
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { GraphQLModule } from '@nestjs/graphql';
 import type { Request, Response } from 'express';
+import { AppConfig } from '../config/config.js';
+import { APP_CONFIG } from '../config/config.module.js';
 import { AppError, validationFailed } from '../problem/app-error.js';
 import { FieldError } from '../problem/error-catalog.js';
 
@@ -20,7 +22,10 @@ const RESPONSE_MEDIA = 'application/graphql-response+json';
  */
 @Injectable()
 export class GraphqlService {
-  constructor(private readonly moduleRef: ModuleRef) {}
+  constructor(
+    private readonly moduleRef: ModuleRef,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
 
   /** Apollo as the GraphQL module started it (the module is not a provider, so it is looked up). */
   private get apollo() {
@@ -48,10 +53,24 @@ export class GraphqlService {
     for (const [name, value] of answer.headers) res.setHeader(name, value);
     const plainJson = !String(answer.headers.get('content-type')).startsWith(RESPONSE_MEDIA);
     res.status(plainJson ? 200 : (answer.status ?? 200));
-    if (answer.body.kind === 'complete') return answer.body.string;
-    let text = '';
-    for await (const chunk of answer.body.asyncIterator) text += chunk;
+    let text = answer.body.kind === 'complete' ? answer.body.string : '';
+    if (answer.body.kind === 'chunked') {
+      for await (const chunk of answer.body.asyncIterator) {
+        text += chunk;
+        if (this.overCap(text)) break;
+      }
+    }
+    // The backstop of the estimate made before execution (which leaves introspection out): nothing over the cap is sent.
+    if (this.overCap(text)) {
+      const bytes = Buffer.byteLength(text);
+      return this.refuse(req, res, 'ANSWER_TOO_LARGE', `The answer is ${bytes} bytes, over the limit of ${this.config.maxAnswerBytes} (MAX_ANSWER_BYTES); ask for less.`);
+    }
     return text;
+  }
+
+  private overCap(text: string): boolean {
+    // A UTF-16 unit is at most 3 bytes in UTF-8, so most answers are cleared without measuring.
+    return text.length * 3 > this.config.maxAnswerBytes && Buffer.byteLength(text) > this.config.maxAnswerBytes;
   }
 
   /** A request-level GraphQL error, shaped, typed and given the status Apollo gives its own. */
