@@ -416,10 +416,8 @@ describe('MCP server (streamable HTTP at /mcp) and server card', () => {
         expect([origin, foreign.status]).toEqual([origin, 403]);
         expect(foreign.body).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32000, message: expect.stringMatching(/^Invalid Origin/) } });
       }
-      for (const origin of [BASE, BASE.toUpperCase().replace('HTTP://', 'http://')]) {
-        const own = await rpc(INIT, { Origin: origin }).then(expectMcpContract);
-        expect(own.status).toBe(200);
-      }
+      const own = await rpc(INIT, { Origin: BASE }).then(expectMcpContract);
+      expect(own.status).toBe(200);
       expect((await rpc(INIT).then(expectMcpContract)).status).toBe(200);
       // And a foreign Host (DNS rebinding through a name that resolves here).
       const host = await rpc(INIT, { Host: 'evil.example' }).then(expectMcpContract);
@@ -671,5 +669,27 @@ describe('MCP answers are bounded by MAX_ANSWER_BYTES, refused before they are b
       expect(messages(tool)[0].result).toMatchObject({ isError: false, structuredContent: { slug: page.slug, markdown: page.markdown } });
     }
     expect(messages(await read('leads://site'))[0].result.contents[0].uri).toBe('leads://site');
+  });
+});
+
+describe('MCP Origin check with CORS_ORIGINS set to a list', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ CORS_ORIGINS: 'https://cliente.example, http://localhost:5173' });
+  });
+  afterAll(() => t.close());
+
+  const init = (origin: string) =>
+    t.http.post('/mcp').set({ Accept: ACCEPT_BOTH, 'Content-Type': 'application/json', Origin: origin }).send(JSON.stringify(INIT)).then(expectMcpContract);
+
+  it('allows exactly the listed origins and the public one; the same hosts under another scheme or port are refused', async () => {
+    for (const origin of ['https://cliente.example', 'http://localhost:5173', 'http://leads.test', 'https://cliente.example:443']) {
+      expect([origin, (await init(origin)).status]).toEqual([origin, 200]);
+    }
+    for (const origin of ['http://cliente.example', 'https://cliente.example:8443', 'http://localhost:5174', 'https://localhost:5173', 'https://leads.test', 'http://leads.test:8080']) {
+      const res = await init(origin);
+      expect([origin, res.status]).toEqual([origin, 403]);
+      expect(res.body).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32000 } });
+    }
   });
 });

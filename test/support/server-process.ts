@@ -8,6 +8,7 @@ export const GENEROUS_LIMITS = {
   RATE_LIMIT_AGENT: '10000000/60s',
   RATE_LIMIT_REGISTRATION: '1000000/60s',
   RATE_LIMIT_TOKEN: '1000000/60s',
+  RATE_LIMIT_MCP_HOUSEKEEPING: '1000000/60s',
 };
 
 type Exit = [number | null, NodeJS.Signals | null];
