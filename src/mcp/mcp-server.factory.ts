@@ -98,7 +98,7 @@ export class McpServerFactory {
 
   /**
    * A server for one request. A tools/call of a known tool gets a server with that tool alone, which answers it exactly
-   * as the full one would; everything else (initialize, lists, resources, prompts, batches) gets the full server.
+   * as the full one would; everything else (initialize, lists, resources, prompts) gets the full server.
    */
   create(caller: Caller, toolCalled?: string): McpServer {
     const server = new McpServer({ name: MCP_SERVER_NAME, title: 'Leads API', version: this.config.version }, { instructions: INSTRUCTIONS });

@@ -14,7 +14,8 @@ const SERVER_CARD_TYPE = 'application/mcp-server-card+json';
 /**
  * Streamable HTTP at /mcp through the official SDK, stateless: a fresh server per request for the newest protocol
  * revision and, through the SDK's legacy fallback, the 2025 ones. The request has already passed the bearer guard and
- * the rate limiter like any REST call; here the Host and Origin are checked (DNS rebinding) and the body handed over.
+ * the rate limiter (work on the REST budget, housekeeping on its own, see mcp-message.ts); here the Host and Origin are
+ * checked (DNS rebinding), batches refused and the one message handed over.
  */
 @Injectable()
 export class McpService implements OnModuleDestroy {
@@ -95,7 +96,7 @@ function normalisedOrigin(origin: string): string {
   }
 }
 
-/** The tool a single tools/call names (not a batch), so that its server need hold only that tool. */
+/** The tool a tools/call names, so that its server need hold only that tool. */
 function toolCalled(body: unknown): string | undefined {
   const message = body as { method?: unknown; params?: { name?: unknown } } | null;
   return message?.method === 'tools/call' && typeof message.params?.name === 'string' ? message.params.name : undefined;
