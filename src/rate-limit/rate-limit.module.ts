@@ -4,6 +4,7 @@ import type { Request } from 'express';
 import { principalOf } from '../auth/principal.js';
 import { AppConfig } from '../config/config.js';
 import { clientIp } from '../http/client-ip.js';
+import { FailedAuthLimiter } from './failed-auth.limiter.js';
 import { policies, PolicyName } from './rate-limit.policies.js';
 import { rateLimitKey } from './rate-limit.guard.js';
 import { RateLimitStore } from './rate-limit.store.js';
@@ -17,6 +18,10 @@ const TRACKERS: Record<PolicyName, (req: Request) => string> = {
   agent: (req) => {
     const principal = principalOf(req);
     return principal.kind === 'agent' ? principal.registrationId : 'unknown';
+  },
+  'agent-per-address': (req) => {
+    const principal = principalOf(req);
+    return (principal.kind === 'agent' && principal.registeredFrom) || 'unknown';
   },
   registration: clientIp,
   token: clientIp,
@@ -46,7 +51,8 @@ export class RateLimitModule {
           }),
         }),
       ],
-      exports: [RateLimitStoreModule],
+      providers: [FailedAuthLimiter],
+      exports: [RateLimitStoreModule, FailedAuthLimiter],
     };
   }
 }
