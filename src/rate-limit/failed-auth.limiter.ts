@@ -19,7 +19,7 @@ const SPENT_MEMO_SIZE = 10_000;
 export class FailedAuthLimiter {
   private readonly policy: Policy;
   private readonly ttl: number;
-  /** Client address → when its anonymous window resets, for addresses whose failures went over the quota. */
+  /** Client address → when its anonymous window resets, for addresses whose failures used up the quota. */
   private readonly spent = new Map<string, number>();
 
   constructor(
@@ -44,7 +44,8 @@ export class FailedAuthLimiter {
   async charge(req: Request, res: Response): Promise<void> {
     const ip = clientIp(req);
     const { totalHits, timeToExpire } = await this.store.increment(rateLimitKey(this.policy.name, ip), this.ttl);
-    if (totalHits > this.policy.limit) {
+    if (totalHits >= this.policy.limit) {
+      // Nothing left: the next unknown token from here is refused without being looked at.
       this.spent.delete(ip);
       if (this.spent.size >= SPENT_MEMO_SIZE) this.spent.delete(this.spent.keys().next().value!);
       this.spent.set(ip, Date.now() + timeToExpire);
