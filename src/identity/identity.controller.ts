@@ -6,7 +6,7 @@ import { RateLimit } from '../rate-limit/rate-limit.guard.js';
 import { IdentityResponse, IdentityService } from './identity.service.js';
 
 /** The client address as the rate limiter keys it: the registration's tokens share that address's agent ceiling. */
-const ClientAddress = createParamDecorator((_data: unknown, ctx: ExecutionContext) => clientIp(ctx.switchToHttp().getRequest<Request>()));
+export const ClientAddress = createParamDecorator((_data: unknown, ctx: ExecutionContext) => clientIp(ctx.switchToHttp().getRequest<Request>()));
 
 @Controller('api/v1/agent')
 @RateLimit('registration')
