@@ -75,10 +75,7 @@ export interface Counter extends Charge {
 }
 
 /** A counter after this request's hit. */
-export interface CounterState {
-  name: string;
-  limit: number;
-  ttl: number;
+export interface CounterState extends Omit<Counter, 'key'> {
   totalHits: number;
   timeToExpire: number;
 }
@@ -94,6 +91,7 @@ export function reportQuota(res: Response, counters: CounterState[]): void {
   res.setHeader('RateLimit', counters.map(({ name, limit, totalHits, timeToExpire }) => `"${name}";r=${Math.max(0, limit - totalHits)};t=${seconds(timeToExpire)}`).join(', '));
   const over = counters.filter((counter) => counter.totalHits > counter.limit);
   if (!over.length) return;
+  // Retry when every spent budget is back: an earlier retry would be refused again.
   const { name, limit, ttl, timeToExpire } = over.reduce((longest, counter) => (counter.timeToExpire > longest.timeToExpire ? counter : longest));
   const resetSeconds = seconds(timeToExpire);
   throw new AppError('rate_limited', `The "${name}" quota of ${limit} requests per ${Math.round(ttl / 1000)} s is used up; retry in ${resetSeconds} s.`, {
