@@ -261,8 +261,8 @@ function rateLimits(res: Response): Record<string, { q: unknown; w: unknown; r: 
 }
 
 /** Registers an agent from `ip` and exchanges its assertion; both calls come from that address. */
-async function agent(t: TestApp, ip: string): Promise<{ id: string; assertion: string; token: string }> {
-  const registered = await t.http.post('/api/v1/agent/identity').set('X-Forwarded-For', ip).send({ type: 'anonymous' }).then(expectContract);
+async function agent(t: TestApp, ip: string, body: object = { type: 'anonymous' }): Promise<{ id: string; assertion: string; token: string }> {
+  const registered = await t.http.post('/api/v1/agent/identity').set('X-Forwarded-For', ip).send(body).then(expectContract);
   expect(registered.status).toBe(200);
   const token = await t.http
     .post('/oauth2/token')
@@ -407,6 +407,15 @@ describe('identity ceiling: the live registrations of one address share one agen
     const served = await sandbox(other.token);
     expect(served.status).toBe(200);
     expect(rateLimits(served)).toMatchObject({ agent: { r: 9 }, 'agent-per-address': { r: 14 } });
+  });
+
+  it('puts identity_assertion registrations under the same ceiling: a self-reported e-mail costs no more to mint', async () => {
+    const ip = clientIp();
+    const asserted = { type: 'identity_assertion', assertion_type: 'verified_email', assertion: 'agente@exemplo.com.br' };
+    const agents = [await agent(t, ip, asserted), await agent(t, ip)];
+    const statuses = [];
+    for (let i = 0; i < 16; i++) statuses.push((await sandbox(agents[i % 2].token)).status);
+    expect(statuses).toEqual([...Array(15).fill(200), 429]);
   });
 
   it('counts only live registrations: a revoked one no longer makes requests, so it spends nothing', async () => {
