@@ -386,7 +386,8 @@ describe('GraphQL: POST /api/v1/graphql', () => {
       expect(agent.status).toBe(200);
       expect(agent.body).toEqual({ data: { health: { status: 'ok' } } });
       expect(rateLimitPolicy(agent)).toBe('agent');
-      expect(agent.headers.ratelimit).toMatch(/^"agent";r=\d+;t=\d+$/);
+      // The agent's own budget first; its registering address's shared ceiling (issue 18) follows.
+      expect(agent.headers.ratelimit).toMatch(/^"agent";r=\d+;t=\d+, "agent_per_address";r=\d+;t=\d+$/);
       const anonymous = await query('{ health { status } }');
       expect(anonymous.status).toBe(200);
       expect(rateLimitPolicy(anonymous)).toBe('anonymous');

@@ -1,6 +1,9 @@
 import { randomInt } from 'node:crypto';
 import { parseItem, parseList } from 'structured-headers';
 import type { Response } from 'supertest';
+import { In } from 'typeorm';
+import { AgentRegistration } from '../src/identity/agent-registration.entity.js';
+import { KeyStore } from '../src/oauth/key-store.service.js';
 import { expectContract } from './support/contract.js';
 import { TcpProxy } from './support/tcp-proxy.js';
 import { freshDatabase, startTestApp, TestApp, TestDatabase } from './support/test-app.js';
@@ -248,3 +251,212 @@ async function waitFor(condition: () => Promise<boolean>, timeoutMs = 15_000): P
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
+
+/** Every member of the RateLimit and RateLimit-Policy lists, by policy name, read with a structured-field parser. */
+function rateLimits(res: Response): Record<string, { q: unknown; w: unknown; r: unknown; t: unknown }> {
+  const policies = parseList(String(res.headers['ratelimit-policy']));
+  const states = parseList(String(res.headers['ratelimit']));
+  expect(states.map(([name]) => name)).toEqual(policies.map(([name]) => name));
+  return Object.fromEntries(policies.map(([name, policy], i) => [name, { q: policy.get('q'), w: policy.get('w'), r: states[i][1].get('r'), t: states[i][1].get('t') }]));
+}
+
+/** Registers an agent from `ip` and exchanges its assertion; both calls come from that address. */
+async function agent(t: TestApp, ip: string, body: object = { type: 'anonymous' }): Promise<{ id: string; assertion: string; token: string }> {
+  const registered = await t.http.post('/api/v1/agent/identity').set('X-Forwarded-For', ip).send(body).then(expectContract);
+  expect(registered.status).toBe(200);
+  const token = await t.http
+    .post('/oauth2/token')
+    .set('X-Forwarded-For', ip)
+    .type('form')
+    .send({ grant_type: JWT_BEARER, assertion: registered.body.identity_assertion })
+    .then(expectContract);
+  return { id: registered.body.registration_id, assertion: registered.body.identity_assertion, token: token.body.access_token };
+}
+
+/** The liveness queries of bearer tokens the application sends to its database (spied on the one DataSource). */
+function livenessQueries(t: TestApp): { count(): number; restore(): void } {
+  const spy = jest.spyOn(t.dataSource, 'query');
+  return {
+    count: () => spy.mock.calls.filter(([sql]) => /agent_registrations/.test(String(sql)) && /revoked_tokens/.test(String(sql))).length,
+    restore: () => spy.mockRestore(),
+  };
+}
+
+describe('failed authentication spends the anonymous budget (issue 18)', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ TRUST_PROXY: '1', RATE_LIMIT_ANONYMOUS: '3/60s', RATE_LIMIT_AGENT: '30/60s' });
+  });
+  afterAll(() => t.close());
+
+  const lead = (ip: string, authorization?: string) => {
+    const req = t.http.post('/api/v1/lead').set('X-Forwarded-For', ip);
+    if (authorization) req.set('Authorization', authorization);
+    return req.send(LEAD).then(expectContract);
+  };
+
+  it('answers a revoked token 401 with the anonymous RateLimit fields counting down, then 429 with Retry-After, querying the database once', async () => {
+    const holder = await agent(t, clientIp());
+    const ip = clientIp();
+    expect((await lead(ip, `Bearer ${holder.token}`)).status).toBe(201);
+    const revoked = await t.http.post('/oauth2/revoke').set('X-Forwarded-For', clientIp()).type('form').send({ token: holder.token }).then(expectContract);
+    expect(revoked.status).toBe(200);
+
+    const queries = livenessQueries(t);
+    try {
+      const answers: Response[] = [];
+      for (let i = 0; i < 5; i++) answers.push(await lead(ip, `Bearer ${holder.token}`));
+      expect(answers.map((res) => res.status)).toEqual([401, 401, 401, 429, 429]);
+      answers.slice(0, 3).forEach((res, i) => {
+        expect(res.body).toMatchObject({ code: 'invalid_token', detail: 'The access token has been revoked.' });
+        expect(res.headers['www-authenticate']).toContain('error="invalid_token"');
+        expect(rateLimit(res)).toMatchObject({ name: 'anonymous', q: 3, w: 60, r: 2 - i });
+      });
+      const refused = answers[3];
+      expect(refused.body).toMatchObject({ code: 'rate_limited', status: 429 });
+      const retryAfter = Number(refused.headers['retry-after']);
+      expect(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60).toBe(true);
+      expect(rateLimit(refused)).toMatchObject({ name: 'anonymous', r: 0 });
+      // One lookup found the token revoked; the other four were refused from memory.
+      expect(queries.count()).toBe(1);
+    } finally {
+      queries.restore();
+    }
+    // The address's anonymous budget is the one that was spent.
+    expect((await lead(ip)).status).toBe(429);
+  });
+
+  it('counts malformed and forged tokens, and once the budget is spent refuses a new token before any signature check or query', async () => {
+    const ip = clientIp();
+    const forged = (n: number) => `Bearer eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCJ9.eyJzdWIiOiJyZWdfJHtufSJ9.${'A'.repeat(40)}${n}`;
+    const first = await lead(ip, 'Bearer not a token');
+    const second = await lead(ip, 'Basic dXNlcjpwYXNz');
+    const third = await lead(ip, forged(1));
+    expect([first, second, third].map((res) => [res.status, rateLimit(res).r])).toEqual([
+      [401, 2],
+      [401, 1],
+      [401, 0],
+    ]);
+
+    const verify = jest.spyOn(t.app.get(KeyStore), 'verificationKey');
+    const queries = livenessQueries(t);
+    try {
+      const refused = await lead(ip, forged(2));
+      expect(refused.status).toBe(429);
+      expect(refused.body).toMatchObject({ code: 'rate_limited' });
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+      expect(rateLimit(refused)).toMatchObject({ name: 'anonymous', r: 0 });
+      expect(verify).not.toHaveBeenCalled();
+      expect(queries.count()).toBe(0);
+    } finally {
+      verify.mockRestore();
+      queries.restore();
+    }
+    // Another address is unaffected.
+    const other = await lead(clientIp(), forged(3));
+    expect([other.status, rateLimit(other).r]).toEqual([401, 2]);
+  });
+
+  it('lets a token already verified here go on under the agent tier from an address whose failures spent its budget', async () => {
+    const ip = clientIp();
+    const { token } = await agent(t, ip);
+    expect((await lead(ip, `Bearer ${token}`)).status).toBe(201);
+    for (let i = 0; i < 4; i++) expect((await lead(ip, 'Bearer garbage')).status).toBe(i < 3 ? 401 : 429);
+    const served = await lead(ip, `Bearer ${token}`);
+    expect(served.status).toBe(201);
+    expect(rateLimit(served)).toMatchObject({ name: 'agent', r: 28 });
+  });
+});
+
+describe('identity ceiling: the live registrations of one address share one agent budget (issue 18)', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ TRUST_PROXY: '1', RATE_LIMIT_ANONYMOUS: '1/60s', RATE_LIMIT_AGENT: '10/60s', RATE_LIMIT_AGENT_PER_ADDRESS: '15/60s' });
+  });
+  afterAll(() => t.close());
+
+  const sandbox = (token: string) => t.http.post('/api/v1/sandbox').set('X-Forwarded-For', clientIp()).set('Authorization', `Bearer ${token}`).send(LEAD).then(expectContract);
+
+  it('stores the registering address and stops the tokens of its registrations together at the ceiling, each with budget left', async () => {
+    const ip = clientIp();
+    const agents = [await agent(t, ip), await agent(t, ip), await agent(t, ip)];
+    const stored = await t.dataSource.getRepository(AgentRegistration).findBy({ id: In(agents.map((a) => a.id)) });
+    expect(stored.map((row) => row.registeredFrom)).toEqual([ip, ip, ip]);
+
+    const answers: Response[] = [];
+    for (let i = 0; i < 18; i++) answers.push(await sandbox(agents[i % 3].token));
+    expect(answers.map((res) => res.status)).toEqual([...Array(15).fill(200), 429, 429, 429]);
+    expect(rateLimits(answers[0])).toEqual({
+      agent: { q: 10, w: 60, r: 9, t: expect.any(Number) },
+      'agent_per_address': { q: 15, w: 60, r: 14, t: expect.any(Number) },
+    });
+    const refused = answers[15];
+    expect(refused.body).toMatchObject({ code: 'rate_limited', detail: expect.stringContaining('"agent_per_address"') });
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    // The first token has made 6 requests of its own 10: its own budget is not what stopped it.
+    expect(rateLimits(refused)).toMatchObject({ agent: { r: 4 }, 'agent_per_address': { r: 0 } });
+  });
+
+  it('leaves a registration made from another address unaffected', async () => {
+    const ip = clientIp();
+    const crowd = [await agent(t, ip), await agent(t, ip)];
+    for (let i = 0; i < 16; i++) await sandbox(crowd[i % 2].token);
+    expect((await sandbox(crowd[0].token)).status).toBe(429);
+
+    const other = await agent(t, clientIp());
+    const served = await sandbox(other.token);
+    expect(served.status).toBe(200);
+    expect(rateLimits(served)).toMatchObject({ agent: { r: 9 }, 'agent_per_address': { r: 14 } });
+  });
+
+  it('puts identity_assertion registrations under the same ceiling: a self-reported e-mail costs no more to mint', async () => {
+    const ip = clientIp();
+    const asserted = { type: 'identity_assertion', assertion_type: 'verified_email', assertion: 'agente@exemplo.com.br' };
+    const agents = [await agent(t, ip, asserted), await agent(t, ip)];
+    const statuses = [];
+    for (let i = 0; i < 16; i++) statuses.push((await sandbox(agents[i % 2].token)).status);
+    expect(statuses).toEqual([...Array(15).fill(200), 429]);
+  });
+
+  it('counts only live registrations: a revoked one no longer makes requests, so it spends nothing', async () => {
+    const ip = clientIp();
+    const [gone, kept] = [await agent(t, ip), await agent(t, ip)];
+    expect((await sandbox(gone.token)).status).toBe(200);
+    const revoked = await t.http.post('/oauth2/revoke').set('X-Forwarded-For', clientIp()).type('form').send({ token: gone.assertion }).then(expectContract);
+    expect(revoked.status).toBe(200);
+    expect((await sandbox(gone.token)).status).toBe(401);
+    const served = await sandbox(kept.token);
+    expect(served.status).toBe(200);
+    expect(rateLimits(served)).toMatchObject({ 'agent_per_address': { r: 13 } });
+  });
+});
+
+// Needs a Redis server (TEST_REDIS_URL; CI always names one): both counters of an agent request in one script.
+(REDIS_URL ? describe : describe.skip)('identity ceiling shared through Redis', () => {
+  let database: TestDatabase;
+  let a: TestApp;
+  let b: TestApp;
+  beforeAll(async () => {
+    database = await freshDatabase();
+    const env = { TRUST_PROXY: '1', RATE_LIMIT_ANONYMOUS: '1/60s', RATE_LIMIT_AGENT: '10/60s', RATE_LIMIT_AGENT_PER_ADDRESS: '12/60s', REDIS_URL: REDIS_URL! };
+    a = await startTestApp(env, database);
+    b = await startTestApp(env, database);
+    await waitFor(async () => (await a.http.get('/api/v1/health')).body.checks?.redis === 'up' && (await b.http.get('/api/v1/health')).body.checks?.redis === 'up');
+  });
+  afterAll(async () => {
+    await a.close();
+    await b.close();
+    await database.drop();
+  });
+
+  it('enforces one ceiling per registering address across two instances', async () => {
+    const ip = clientIp();
+    const agents = [await agent(a, ip), await agent(b, ip)];
+    const statuses = [];
+    for (let i = 0; i < 14; i++) {
+      const t = i % 2 ? b : a;
+      statuses.push((await t.http.post('/api/v1/sandbox').set('X-Forwarded-For', clientIp()).set('Authorization', `Bearer ${agents[(i >> 1) % 2].token}`).send(LEAD).then(expectContract)).status);
+    }
+    expect(statuses).toEqual([...Array(12).fill(200), 429, 429]);
+  });
+});

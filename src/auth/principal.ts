@@ -3,7 +3,8 @@ import type { Request } from 'express';
 /** Who is calling: nobody in particular, or a registered agent proven by its access token. */
 export type Principal =
   | { kind: 'anonymous' }
-  | { kind: 'agent'; registrationId: string };
+  /** `registeredFrom`: the client address its registration came from, whose ceiling it shares (null before it was stored). */
+  | { kind: 'agent'; registrationId: string; registeredFrom: string | null };
 
 export const ANONYMOUS: Principal = Object.freeze({ kind: 'anonymous' });
 

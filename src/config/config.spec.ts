@@ -41,6 +41,7 @@ describe('loadConfig', () => {
         keepAliveTimeoutSeconds: 5,
         rateLimitAnonymous: { limit: 60, windowSeconds: 60 },
         rateLimitAgent: { limit: 600, windowSeconds: 60 },
+        rateLimitAgentPerAddress: { limit: 600, windowSeconds: 60 },
         rateLimitRegistration: { limit: 20, windowSeconds: 3600 },
         rateLimitToken: { limit: 60, windowSeconds: 60 },
         rateLimitMcpHousekeeping: { limit: 600, windowSeconds: 60 },
@@ -52,7 +53,7 @@ describe('loadConfig', () => {
 
     it('treats empty and whitespace-only values as unset', () => {
       const blank = Object.fromEntries(
-        ['PORT', 'PUBLIC_BASE_URL', 'DATA_DIR', 'DATABASE_URL', 'REDIS_URL', 'LOG_LEVEL', 'CORS_ORIGINS', 'TRUST_PROXY', 'KEEP_ALIVE_TIMEOUT', 'RATE_LIMIT_ANONYMOUS', 'RATE_LIMIT_AGENT', 'RATE_LIMIT_REGISTRATION', 'RATE_LIMIT_TOKEN', 'API_DEPRECATIONS', 'RATE_LIMIT_MCP_HOUSEKEEPING', 'MAX_ANSWER_BYTES'].map(
+        ['PORT', 'PUBLIC_BASE_URL', 'DATA_DIR', 'DATABASE_URL', 'REDIS_URL', 'LOG_LEVEL', 'CORS_ORIGINS', 'TRUST_PROXY', 'KEEP_ALIVE_TIMEOUT', 'RATE_LIMIT_ANONYMOUS', 'RATE_LIMIT_AGENT', 'RATE_LIMIT_REGISTRATION', 'RATE_LIMIT_TOKEN', 'API_DEPRECATIONS', 'RATE_LIMIT_MCP_HOUSEKEEPING', 'MAX_ANSWER_BYTES', 'RATE_LIMIT_AGENT_PER_ADDRESS'].map(
           (name, i) => [name, i % 2 ? '' : '  \t'],
         ),
       );
@@ -184,7 +185,7 @@ describe('loadConfig', () => {
       expectRefused('MAX_ANSWER_BYTES', value);
     });
 
-    it.each(['RATE_LIMIT_ANONYMOUS', 'RATE_LIMIT_AGENT', 'RATE_LIMIT_REGISTRATION', 'RATE_LIMIT_TOKEN', 'RATE_LIMIT_MCP_HOUSEKEEPING'])(
+    it.each(['RATE_LIMIT_ANONYMOUS', 'RATE_LIMIT_AGENT', 'RATE_LIMIT_REGISTRATION', 'RATE_LIMIT_TOKEN', 'RATE_LIMIT_MCP_HOUSEKEEPING', 'RATE_LIMIT_AGENT_PER_ADDRESS'])(
       '%s refuses anything but <count>/<seconds>s with both at least 1',
       (variable) => {
         for (const value of ['60', '60/60', '60/s', '/60s', '0/60s', '60/0s', '-1/60s', '60 / 60s', '60/60m', '1.5/60s', 'abc']) {
@@ -201,6 +202,14 @@ describe('loadConfig', () => {
       expect(() => loadConfig({ RATE_LIMIT_ANONYMOUS: '60/60s', RATE_LIMIT_AGENT: '600/60s' })).not.toThrow();
       expect(() => loadConfig({ RATE_LIMIT_ANONYMOUS: '1/1s', RATE_LIMIT_AGENT: '600/60s' })).not.toThrow();
       expect(() => loadConfig({ RATE_LIMIT_ANONYMOUS: '2/1s', RATE_LIMIT_AGENT: '600/60s' })).toThrow(/RATE_LIMIT_AGENT/);
+    });
+
+    it('takes the per-address agent ceiling from RATE_LIMIT_AGENT unless set, and refuses one below the agent rate', () => {
+      expect(loadConfig({ RATE_LIMIT_AGENT: '1200/60s' }).rateLimitAgentPerAddress).toEqual({ limit: 1200, windowSeconds: 60 });
+      expect(loadConfig({ RATE_LIMIT_AGENT_PER_ADDRESS: '3000/60s' }).rateLimitAgentPerAddress).toEqual({ limit: 3000, windowSeconds: 60 });
+      const error = expectRefused('RATE_LIMIT_AGENT_PER_ADDRESS', '599/60s');
+      expect(error.message).toContain('RATE_LIMIT_AGENT');
+      expect(() => loadConfig({ RATE_LIMIT_AGENT_PER_ADDRESS: '20/2s' })).not.toThrow();
     });
 
     describe('API_DEPRECATIONS', () => {

@@ -30,6 +30,8 @@ export interface AppConfig {
   keepAliveTimeoutSeconds: number;
   rateLimitAnonymous: RateLimitQuota;
   rateLimitAgent: RateLimitQuota;
+  /** The ceiling shared by the agent quotas of every live registration made from one client address (issue 18). */
+  rateLimitAgentPerAddress: RateLimitQuota;
   /** Per-IP quota of agent registrations, so that nobody mints unlimited identities. */
   rateLimitRegistration: RateLimitQuota;
   /** Per-IP quota of the token and revocation endpoints. */
@@ -66,6 +68,11 @@ export function loadConfig(env: Env = process.env): AppConfig {
   if (rateLimitAgent.limit / rateLimitAgent.windowSeconds < (10 * rateLimitAnonymous.limit) / rateLimitAnonymous.windowSeconds) {
     throw new ConfigError('RATE_LIMIT_AGENT', 'must allow at least 10 times the rate of RATE_LIMIT_ANONYMOUS');
   }
+  const rateLimitAgentPerAddress = parseQuota('RATE_LIMIT_AGENT_PER_ADDRESS', value('RATE_LIMIT_AGENT_PER_ADDRESS') ?? value('RATE_LIMIT_AGENT') ?? '600/60s');
+  // Below the agent rate, one registration alone could not use its own quota.
+  if (rateLimitAgentPerAddress.limit / rateLimitAgentPerAddress.windowSeconds < rateLimitAgent.limit / rateLimitAgent.windowSeconds) {
+    throw new ConfigError('RATE_LIMIT_AGENT_PER_ADDRESS', 'must allow at least the rate of RATE_LIMIT_AGENT');
+  }
   return Object.freeze({
     port,
     publicBaseUrl: parseBaseUrl(value('PUBLIC_BASE_URL') ?? `http://localhost:${port || 3000}`),
@@ -78,6 +85,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     keepAliveTimeoutSeconds: parseKeepAliveTimeout(value('KEEP_ALIVE_TIMEOUT')),
     rateLimitAnonymous,
     rateLimitAgent,
+    rateLimitAgentPerAddress,
     rateLimitRegistration: parseQuota('RATE_LIMIT_REGISTRATION', value('RATE_LIMIT_REGISTRATION') ?? '20/3600s'),
     rateLimitToken: parseQuota('RATE_LIMIT_TOKEN', value('RATE_LIMIT_TOKEN') ?? '60/60s'),
     rateLimitMcpHousekeeping: parseQuota('RATE_LIMIT_MCP_HOUSEKEEPING', value('RATE_LIMIT_MCP_HOUSEKEEPING') ?? '600/60s'),

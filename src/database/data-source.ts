@@ -4,6 +4,7 @@ import { DataSource, DataSourceOptions } from 'typeorm';
 import { InitialSchema1763800000000 } from '../../migrations/1763800000000-initial-schema.js';
 import { AgentAuth1763900000000 } from '../../migrations/1763900000000-agent-auth.js';
 import { DropIdempotencyResponseStatus1764000000000 } from '../../migrations/1764000000000-drop-idempotency-response-status.js';
+import { RegistrationAddress1764100000000 } from '../../migrations/1764100000000-registration-address.js';
 import { AppConfig } from '../config/config.js';
 import { MAX_BATCH_ROWS } from './batched-insert.js';
 import { AgentRegistration } from '../identity/agent-registration.entity.js';
@@ -13,7 +14,7 @@ import { RevokedToken } from '../oauth/revoked-token.entity.js';
 import { SigningKey } from '../oauth/signing-key.entity.js';
 
 export const ENTITIES = [Lead, IdempotencyKey, AgentRegistration, SigningKey, RevokedToken];
-export const MIGRATIONS = [InitialSchema1763800000000, AgentAuth1763900000000, DropIdempotencyResponseStatus1764000000000];
+export const MIGRATIONS = [InitialSchema1763800000000, AgentAuth1763900000000, DropIdempotencyResponseStatus1764000000000, RegistrationAddress1764100000000];
 
 /** SQLite under DATA_DIR unless DATABASE_URL names a PostgreSQL server. Schema changes only ever come from MIGRATIONS. */
 export function dataSourceOptions(config: Pick<AppConfig, 'databaseUrl' | 'dataDir'>): DataSourceOptions {

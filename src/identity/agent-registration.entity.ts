@@ -37,4 +37,8 @@ export class AgentRegistration {
 
   @Column({ name: 'revoked_at', nullable: true, type: Date })
   revokedAt: Date | null;
+
+  /** The client address (as the rate limiter keys it) that registered: its live registrations share one agent ceiling. */
+  @Column({ type: 'text', name: 'registered_from', nullable: true })
+  registeredFrom: string | null;
 }

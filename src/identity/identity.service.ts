@@ -26,7 +26,7 @@ export class IdentityService {
   ) {}
 
   /** Stores a registration and answers with its service-signed assertion; the claim token is shown once, kept as a hash. */
-  async register(body: Record<string, unknown>): Promise<IdentityResponse> {
+  async register(body: Record<string, unknown>, registeredFrom: string): Promise<IdentityResponse> {
     const request = parseIdentityRequest(body);
     const now = new Date();
     const claimToken = `clm_${randomBytes(24).toString('base64url')}`;
@@ -41,6 +41,7 @@ export class IdentityService {
       claimTokenExpiresAt: new Date(now.getTime() + CLAIM_TOKEN_LIFETIME_MS),
       createdAt: now,
       revokedAt: null,
+      registeredFrom,
     };
     await this.registrations.insert(registration);
     const { assertion, expiresAt } = await this.tokens.signAssertion(registration);

@@ -22,6 +22,9 @@ const MAX_TOKEN_LENGTH = 8192;
 const B64TOKEN = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i;
 /** How many verified access tokens are remembered (about 1 KB each); the oldest goes first. */
 const VERIFIED_CACHE_SIZE = 10_000;
+/** Signed tokens found revoked (or of an unknown registration), remembered so that a flood of one costs one query. */
+const REFUSED_CACHE_SIZE = 10_000;
+const REFUSED_CACHE_MS = 10_000;
 
 export interface TokenResponse {
   access_token: string;
@@ -45,6 +48,8 @@ export class TokenService implements OnModuleInit, OnModuleDestroy {
   private readonly challenge: string;
   /** Access tokens already verified, by their exact text: a hit skips the signature check, never the liveness check. */
   private readonly verifiedAccessTokens = new Map<string, { payload: JWTPayload; kid: unknown }>();
+  /** Access tokens whose liveness check failed, by their exact text, until when: refused again without a query. */
+  private readonly refusedAccessTokens = new Map<string, number>();
   private readonly liveSql: string;
 
   constructor(
@@ -117,17 +122,30 @@ export class TokenService implements OnModuleInit, OnModuleDestroy {
     if (assertion?.sub) await this.registrations.update({ id: assertion.sub, revokedAt: IsNull() }, { revokedAt: new Date() });
   }
 
-  /** The Authorization header of an API request: absent → anonymous; anything present must be a valid, live token. */
-  async authenticate(authorization: string[] | undefined): Promise<Principal> {
+  /**
+   * The Authorization header of an API request: absent → anonymous; anything present must be a valid, live token.
+   * `beforeLookup` runs before a token this instance has not verified yet is checked, so the caller can refuse first.
+   */
+  async authenticate(authorization: string[] | undefined, beforeLookup?: () => void): Promise<Principal> {
     if (!authorization) return ANONYMOUS;
     const match = authorization.length === 1 ? B64TOKEN.exec(authorization[0]) : null;
     if (!match) throw this.invalidToken('The Authorization header must be one "Bearer <access token>".');
-    const payload = await this.verifiedAccessToken(match[1]);
+    const token = match[1];
+    const refusedUntil = this.refusedAccessTokens.get(token);
+    if (refusedUntil !== undefined && refusedUntil > Date.now()) throw this.revokedToken();
+    if (!this.verifiedAccessTokens.has(token)) beforeLookup?.();
+    const payload = await this.verifiedAccessToken(token);
     if (!payload) throw this.invalidToken('The access token is malformed, expired or not issued by this service.');
-    // Checked on every request, so a revocation holds at once on every instance.
-    const live = (await this.registrations.manager.query(this.liveSql, [payload.sub, payload.jti])) as unknown[];
-    if (live.length === 0) throw this.invalidToken('The access token has been revoked.');
-    return { kind: 'agent', registrationId: payload.sub! };
+    // Checked on every request, so a revocation holds at once on every instance; the same query says where the
+    // registration came from, for its address's ceiling.
+    const [live] = (await this.registrations.manager.query(this.liveSql, [payload.sub, payload.jti])) as { registered_from: string | null }[];
+    if (!live) {
+      this.refusedAccessTokens.delete(token);
+      if (this.refusedAccessTokens.size >= REFUSED_CACHE_SIZE) this.refusedAccessTokens.delete(this.refusedAccessTokens.keys().next().value!);
+      this.refusedAccessTokens.set(token, Date.now() + REFUSED_CACHE_MS);
+      throw this.revokedToken();
+    }
+    return { kind: 'agent', registrationId: payload.sub!, registeredFrom: live.registered_from ?? null };
   }
 
   /**
@@ -150,6 +168,10 @@ export class TokenService implements OnModuleInit, OnModuleDestroy {
       this.verifiedAccessTokens.set(token, { payload, kid: decodeProtectedHeader(token).kid });
     }
     return payload;
+  }
+
+  private revokedToken(): AppError {
+    return this.invalidToken('The access token has been revoked.');
   }
 
   private invalidToken(detail: string): AppError {
@@ -203,13 +225,16 @@ export class TokenService implements OnModuleInit, OnModuleDestroy {
   }
 }
 
-/** One round trip: the registration is live and the token's jti is not revoked. Written once, in the driver's SQL. */
+/**
+ * One round trip: a row (with the registering address) when the registration is live and the token's jti is not
+ * revoked. Written once, in the driver's SQL.
+ */
 function liveTokenSql(registrations: Repository<AgentRegistration>, revoked: Repository<RevokedToken>): string {
   const driver = registrations.manager.connection.driver;
   const column = (repository: Repository<AgentRegistration> | Repository<RevokedToken>, property: string) =>
     driver.escape(repository.metadata.findColumnWithPropertyName(property)!.databaseName);
   return (
-    `SELECT 1 AS live FROM ${driver.escape(registrations.metadata.tableName)} ` +
+    `SELECT ${column(registrations, 'registeredFrom')} AS registered_from FROM ${driver.escape(registrations.metadata.tableName)} ` +
     `WHERE ${column(registrations, 'id')} = ${driver.createParameter('sub', 0)} AND ${column(registrations, 'revokedAt')} IS NULL ` +
     `AND NOT EXISTS (SELECT 1 FROM ${driver.escape(revoked.metadata.tableName)} WHERE ${column(revoked, 'jti')} = ${driver.createParameter('jti', 1)})`
   );

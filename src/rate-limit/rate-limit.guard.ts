@@ -1,9 +1,10 @@
 import { ExecutionContext, Injectable, SetMetadata } from '@nestjs/common';
 import { ThrottlerGuard, ThrottlerRequest } from '@nestjs/throttler';
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
 import { principalOf } from '../auth/principal.js';
 import { AppError } from '../problem/app-error.js';
 import { PolicyName, RouteLimit } from './rate-limit.policies.js';
+import { Charge, RateLimitStore } from './rate-limit.store.js';
 
 const ROUTE_LIMIT = Symbol('route-limit');
 
@@ -57,16 +58,47 @@ export class RateLimitGuard extends ThrottlerGuard {
   protected override async handleRequest({ context, limit, ttl, throttler, getTracker, generateKey }: ThrottlerRequest): Promise<boolean> {
     const { req, res } = this.getRequestResponse(context);
     const name = throttler.name!;
-    const tracker = await getTracker(req, context);
-    const { totalHits, timeToExpire } = await this.storageService.increment(generateKey(context, tracker, name), ttl, limit, 0, name);
-    const resetSeconds = Math.max(1, Math.ceil(timeToExpire / 1000));
-    res.setHeader('RateLimit-Policy', `"${name}";q=${limit};w=${Math.round(ttl / 1000)}`);
-    res.setHeader('RateLimit', `"${name}";r=${Math.max(0, limit - totalHits)};t=${resetSeconds}`);
-    if (totalHits > limit) {
-      throw new AppError('rate_limited', `The "${name}" quota of ${limit} requests per ${Math.round(ttl / 1000)} s is used up; retry in ${resetSeconds} s.`, {
-        headers: { 'Retry-After': String(resetSeconds) },
-      });
+    const charges: Counter[] = [{ name, limit, ttl, key: generateKey(context, await getTracker(req, context), name) }];
+    // An agent also spends the ceiling it shares with the other live registrations of its registering address.
+    const principal = principalOf(req as Request);
+    const ceiling = name === 'agent' && principal.kind === 'agent' && principal.registeredFrom ? this.throttlers.find((candidate) => candidate.name === 'agent_per_address') : undefined;
+    if (ceiling) {
+      charges.push({ name: ceiling.name!, limit: ceiling.limit as number, ttl: ceiling.ttl as number, key: generateKey(context, await ceiling.getTracker!(req, context), ceiling.name!) });
     }
+    // The store is always ours (RateLimitModule): several counters, one round trip.
+    const counts = await (this.storageService as RateLimitStore).incrementAll(charges);
+    reportQuota(res as Response, charges.map((charge, i) => ({ ...charge, ...counts[i] })));
     return true;
   }
+}
+
+/** A counter of one policy: its name, quota and window (ms), and the store key. */
+export interface Counter extends Charge {
+  name: string;
+  limit: number;
+}
+
+/** A counter after this request's hit. */
+export interface CounterState extends Omit<Counter, 'key'> {
+  totalHits: number;
+  timeToExpire: number;
+}
+
+/**
+ * Sets RateLimit-Policy and RateLimit, one list member per counter (the request's own policy first), and throws the
+ * 429 `rate_limited` problem with Retry-After when any of them is over its quota. Shared with the bearer guard, which
+ * counts failed tokens.
+ */
+export function reportQuota(res: Response, counters: CounterState[]): void {
+  const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
+  res.setHeader('RateLimit-Policy', counters.map(({ name, limit, ttl }) => `"${name}";q=${limit};w=${Math.round(ttl / 1000)}`).join(', '));
+  res.setHeader('RateLimit', counters.map(({ name, limit, totalHits, timeToExpire }) => `"${name}";r=${Math.max(0, limit - totalHits)};t=${seconds(timeToExpire)}`).join(', '));
+  const over = counters.filter((counter) => counter.totalHits > counter.limit);
+  if (!over.length) return;
+  // Retry when every spent budget is back: an earlier retry would be refused again.
+  const { name, limit, ttl, timeToExpire } = over.reduce((longest, counter) => (counter.timeToExpire > longest.timeToExpire ? counter : longest));
+  const resetSeconds = seconds(timeToExpire);
+  throw new AppError('rate_limited', `The "${name}" quota of ${limit} requests per ${Math.round(ttl / 1000)} s is used up; retry in ${resetSeconds} s.`, {
+    headers: { 'Retry-After': String(resetSeconds) },
+  });
 }

@@ -5,6 +5,7 @@ import { principalOf } from '../auth/principal.js';
 import { AppConfig } from '../config/config.js';
 import { callerOf } from '../http/caller.js';
 import { clientIp } from '../http/client-ip.js';
+import { FailedAuthLimiter } from './failed-auth.limiter.js';
 import { policies, PolicyName } from './rate-limit.policies.js';
 import { rateLimitKey } from './rate-limit.guard.js';
 import { RateLimitStore } from './rate-limit.store.js';
@@ -18,6 +19,10 @@ const TRACKERS: Record<PolicyName, (req: Request) => string> = {
   agent: (req) => {
     const principal = principalOf(req);
     return principal.kind === 'agent' ? principal.registrationId : 'unknown';
+  },
+  'agent_per_address': (req) => {
+    const principal = principalOf(req);
+    return (principal.kind === 'agent' && principal.registeredFrom) || 'unknown';
   },
   registration: clientIp,
   token: clientIp,
@@ -49,7 +54,8 @@ export class RateLimitModule {
           }),
         }),
       ],
-      exports: [RateLimitStoreModule],
+      providers: [FailedAuthLimiter],
+      exports: [RateLimitStoreModule, FailedAuthLimiter],
     };
   }
 }

@@ -2,7 +2,7 @@ import { AppConfig, RateLimitQuota } from '../config/config.js';
 
 /** What a route is limited by: the caller's tier (anonymous or agent), or its own per-IP (or per-caller) policy. */
 export type RouteLimit = 'api' | 'registration' | 'token' | 'mcp_housekeeping';
-export type PolicyName = 'anonymous' | 'agent' | 'registration' | 'token' | 'mcp_housekeeping';
+export type PolicyName = 'anonymous' | 'agent' | 'agent_per_address' | 'registration' | 'token' | 'mcp_housekeeping';
 
 export interface Policy extends RateLimitQuota {
   name: PolicyName;
@@ -13,6 +13,8 @@ export function policies(config: AppConfig): Record<PolicyName, Policy> {
   return {
     anonymous: { name: 'anonymous', ...config.rateLimitAnonymous },
     agent: { name: 'agent', ...config.rateLimitAgent },
+    // Charged with `agent`: the live registrations made from one address share this ceiling (issue 18).
+    'agent_per_address': { name: 'agent_per_address', ...config.rateLimitAgentPerAddress },
     registration: { name: 'registration', ...config.rateLimitRegistration },
     token: { name: 'token', ...config.rateLimitToken },
     mcp_housekeeping: { name: 'mcp_housekeeping', ...config.rateLimitMcpHousekeeping },

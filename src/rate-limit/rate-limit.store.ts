@@ -8,18 +8,34 @@ import { AppConfig } from '../config/config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { safeError } from '../logging/safe-error.js';
 
-/** One fixed window per key: INCR, and start the window's expiry on the first hit; atomic in Redis. */
+/**
+ * One fixed window per key: INCR, and start the window's expiry on the first hit; atomic in Redis. Several keys (an
+ * agent's own budget and its registering address's ceiling) are counted in the same round trip; ARGV[i] is KEYS[i]'s ttl.
+ */
 const INCREMENT_SCRIPT = `
-local hits = redis.call('INCR', KEYS[1])
-local ttl = redis.call('PTTL', KEYS[1])
-if ttl < 0 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[1])
-  ttl = tonumber(ARGV[1])
+local out = {}
+for i, key in ipairs(KEYS) do
+  local hits = redis.call('INCR', key)
+  local ttl = redis.call('PTTL', key)
+  if ttl < 0 then
+    redis.call('PEXPIRE', key, ARGV[i])
+    ttl = tonumber(ARGV[i])
+  end
+  out[#out + 1] = hits
+  out[#out + 1] = ttl
 end
-return {hits, ttl}`;
+return out`;
 
 const KEY_PREFIX = 'leads:ratelimit:';
 const SWEEP_INTERVAL_MS = 30_000;
+
+/** One counter to bump: its key and its window in milliseconds. */
+export interface Charge {
+  key: string;
+  ttl: number;
+}
+
+type RedisWithScript = Redis & { rateLimitIncrement(numberOfKeys: number, ...keysThenTtls: (string | number)[]): Promise<number[]> };
 
 interface Window {
   hits: number;
@@ -56,7 +72,7 @@ export class RateLimitStore implements ThrottlerStorage, OnModuleInit, OnModuleD
       connectTimeout: 1000,
       retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
     });
-    redis.defineCommand('rateLimitIncrement', { numberOfKeys: 1, lua: INCREMENT_SCRIPT });
+    redis.defineCommand('rateLimitIncrement', { lua: INCREMENT_SCRIPT }); // the number of keys comes first in each call
     redis.on('ready', () => this.markRedis(true));
     redis.on('error', () => undefined); // state changes are logged by markRedis; ioredis reconnects by itself
     redis.on('end', () => this.redis === redis && this.markRedis(false)); // not when we quit at shutdown
@@ -70,21 +86,27 @@ export class RateLimitStore implements ThrottlerStorage, OnModuleInit, OnModuleD
   }
 
   async increment(key: string, ttl: number): Promise<ThrottlerStorageRecord> {
+    return (await this.incrementAll([{ key, ttl }]))[0];
+  }
+
+  /** Bumps every counter at once (one Redis round trip), in the order given. */
+  async incrementAll(charges: Charge[]): Promise<ThrottlerStorageRecord[]> {
     if (this.redis && this.redis.status === 'ready') {
       try {
-        const [hits, remaining] = (await (this.redis as Redis & { rateLimitIncrement(key: string, ttl: number): Promise<[number, number]> }).rateLimitIncrement(
-          KEY_PREFIX + key,
-          ttl,
-        )) as [number, number];
+        const counts = await (this.redis as RedisWithScript).rateLimitIncrement(
+          charges.length,
+          ...charges.map((charge) => KEY_PREFIX + charge.key),
+          ...charges.map((charge) => charge.ttl),
+        );
         this.markRedis(true);
-        return { totalHits: hits, timeToExpire: remaining, isBlocked: false, timeToBlockExpire: 0 };
+        return charges.map((_, i) => record(counts[2 * i], counts[2 * i + 1]));
       } catch (error) {
         this.markRedis(false, error);
       }
     } else if (this.redis) {
       this.markRedis(false);
     }
-    return this.incrementInMemory(key, ttl);
+    return charges.map((charge) => this.incrementInMemory(charge.key, charge.ttl));
   }
 
   async onModuleDestroy(): Promise<void> {
@@ -102,7 +124,7 @@ export class RateLimitStore implements ThrottlerStorage, OnModuleInit, OnModuleD
       this.windows.set(key, window);
     }
     window.hits++;
-    return { totalHits: window.hits, timeToExpire: window.resetAt - now, isBlocked: false, timeToBlockExpire: 0 };
+    return record(window.hits, window.resetAt - now);
   }
 
   private markRedis(up: boolean, error?: unknown): void {
@@ -119,4 +141,8 @@ export class RateLimitStore implements ThrottlerStorage, OnModuleInit, OnModuleD
     const now = Date.now();
     for (const [key, window] of this.windows) if (window.resetAt <= now) this.windows.delete(key);
   }
+}
+
+function record(totalHits: number, timeToExpire: number): ThrottlerStorageRecord {
+  return { totalHits, timeToExpire, isBlocked: false, timeToBlockExpire: 0 };
 }
