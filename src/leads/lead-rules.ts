@@ -3,20 +3,39 @@
  * patterns; lead-contract.spec.ts beside this file proves both accept and reject the same inputs.
  */
 
-/** Characters never accepted in a single-line field: controls, lone surrogates, noncharacters, bidi controls. */
-const FORBIDDEN = String.raw`\p{Cc}\p{Cs}\p{Noncharacter_Code_Point}\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069`;
+/**
+ * Characters never accepted in a single-line field: controls, lone surrogates, noncharacters, bidi controls, and the
+ * Unicode tag characters (invisible, they can carry instructions to language-model agents that read leads).
+ */
+const FORBIDDEN = String.raw`\p{Cc}\p{Cs}\p{Noncharacter_Code_Point}\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069\u{E0000}-\u{E007F}`;
 /** The same for multi-line text, which keeps tab, line feed and carriage return. */
-const FORBIDDEN_MULTILINE = String.raw`\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\p{Cs}\p{Noncharacter_Code_Point}\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069`;
+const FORBIDDEN_MULTILINE = String.raw`\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\p{Cs}\p{Noncharacter_Code_Point}\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069\u{E0000}-\u{E007F}`;
 
 export const FORBIDDEN_CHARACTER = new RegExp(`[${FORBIDDEN}]`, 'u');
 export const FORBIDDEN_MULTILINE_CHARACTER = new RegExp(`[${FORBIDDEN_MULTILINE}]`, 'u');
 
+/**
+ * Characters that render as nothing: whitespace, format characters (Cf), combining marks (a value of marks alone has no
+ * base to put them on), default-ignorable code points (Hangul fillers, variation selectors, U+034F) and the blank-looking
+ * U+2800 and U+FFFC. A value needs at least one character outside this set.
+ */
+export const BLANK = String.raw`\s\p{Cf}\p{M}\p{Default_Ignorable_Code_Point}\u2800\uFFFC`;
+const VISIBLE_CHARACTER = new RegExp(`[^${BLANK}]`, 'u');
+
 const EMAIL_LOCAL = String.raw`[\p{L}\p{M}\p{N}!#$%&'*+/=?^_` + '`' + String.raw`{|}~-]+`;
 const DOMAIN_LABEL = String.raw`[\p{L}\p{M}\p{N}](?:[\p{L}\p{M}\p{N}-]{0,61}[\p{L}\p{M}\p{N}])?`;
-/** One @, a dot-atom local part, and a domain of at least two labels; whitespace around it is trimmed. */
-export const EMAIL_FORMAT = new RegExp(String.raw`^\s*${EMAIL_LOCAL}(?:\.${EMAIL_LOCAL})*@(?:${DOMAIN_LABEL}\.)+${DOMAIN_LABEL}\s*$`, 'u');
-/** Digits and + - ( ) . space. */
-export const TELEFONE_FORMAT = /^\s*[0-9+\-(). ]*\s*$/u;
+/**
+ * One @, a dot-atom local part, and a domain of at least two labels whose last one has a letter (so no IP literal:
+ * a@1.2.3.4; a@[1.2.3.4] and a@[IPv6:...] have no place in the character classes). Tested on the trimmed value.
+ */
+export const EMAIL_FORMAT = new RegExp(String.raw`^${EMAIL_LOCAL}(?:\.${EMAIL_LOCAL})*@(?:${DOMAIN_LABEL}\.)+(?=[\p{M}\p{N}-]*\p{L})${DOMAIN_LABEL}$`, 'u');
+/** RFC 5321 §4.5.3.1.1, counted in UTF-8 octets as RFC 6531 sends them. */
+export const EMAIL_LOCAL_PART_MAX_OCTETS = 64;
+/**
+ * At least 8 digits, with + - ( ) . and spaces around them. Tested on the trimmed value; the separators and the digit
+ * are disjoint classes, so there is only ever one way to match and the cost is linear.
+ */
+export const TELEFONE_FORMAT = /^[+\-(). ]*(?:\d[+\-(). ]*){8,}$/u;
 
 export interface LeadFieldRule {
   required: boolean;
@@ -68,9 +87,10 @@ export function fieldFailure(name: LeadField, value: unknown): LeadFieldFailure 
   const text = value.trim();
   if ((rule.multiline ? FORBIDDEN_MULTILINE_CHARACTER : FORBIDDEN_CHARACTER).test(text)) return 'invalid_characters';
   const length = codePointLength(text);
-  if (length < rule.min) return 'too_short';
+  if (length < rule.min || !VISIBLE_CHARACTER.test(text)) return 'too_short';
   if (length > rule.max) return 'too_long';
-  if (rule.format && !rule.format.test(value)) return 'invalid_format';
+  if (rule.format && !rule.format.test(text)) return 'invalid_format';
+  if (name === 'email' && Buffer.byteLength(text.slice(0, text.lastIndexOf('@'))) > EMAIL_LOCAL_PART_MAX_OCTETS) return 'invalid_format';
   return undefined;
 }
 
