@@ -20,7 +20,7 @@ export const FORBIDDEN_MULTILINE_CHARACTER = new RegExp(`[${FORBIDDEN_MULTILINE}
  * U+2800 and U+FFFC. A value needs at least one character outside this set.
  */
 export const BLANK = String.raw`\s\p{Cf}\p{M}\p{Default_Ignorable_Code_Point}\u2800\uFFFC`;
-const VISIBLE_CHARACTER = new RegExp(`[^${BLANK}]`, 'u');
+export const VISIBLE_CHARACTER = new RegExp(`[^${BLANK}]`, 'u');
 
 const EMAIL_LOCAL = String.raw`[\p{L}\p{M}\p{N}!#$%&'*+/=?^_` + '`' + String.raw`{|}~-]+`;
 const DOMAIN_LABEL = String.raw`[\p{L}\p{M}\p{N}](?:[\p{L}\p{M}\p{N}-]{0,61}[\p{L}\p{M}\p{N}])?`;
@@ -87,11 +87,23 @@ export function fieldFailure(name: LeadField, value: unknown): LeadFieldFailure 
   const text = value.trim();
   if ((rule.multiline ? FORBIDDEN_MULTILINE_CHARACTER : FORBIDDEN_CHARACTER).test(text)) return 'invalid_characters';
   const length = codePointLength(text);
-  if (length < rule.min || !VISIBLE_CHARACTER.test(text)) return 'too_short';
+  if (length < rule.min || !visible(text)) return 'too_short';
   if (length > rule.max) return 'too_long';
   if (rule.format && !rule.format.test(text)) return 'invalid_format';
-  if (name === 'email' && Buffer.byteLength(text.slice(0, text.lastIndexOf('@'))) > EMAIL_LOCAL_PART_MAX_OCTETS) return 'invalid_format';
+  if (name === 'email' && localPartTooLong(text)) return 'invalid_format';
   return undefined;
+}
+
+/** Trimmed text that starts with printable ASCII has a visible character; only other text needs the regex. */
+function visible(text: string): boolean {
+  const first = text.charCodeAt(0);
+  return (first > 0x20 && first < 0x7f) || VISIBLE_CHARACTER.test(text);
+}
+
+/** UTF-8 takes at most 3 bytes per UTF-16 unit, so a local part of 21 units or fewer needs no counting. */
+function localPartTooLong(email: string): boolean {
+  const at = email.lastIndexOf('@');
+  return at > EMAIL_LOCAL_PART_MAX_OCTETS / 3 && Buffer.byteLength(email.slice(0, at)) > EMAIL_LOCAL_PART_MAX_OCTETS;
 }
 
 export type LeadFieldFailure = 'required' | 'invalid_type' | 'invalid_characters' | 'too_short' | 'too_long' | 'invalid_format';

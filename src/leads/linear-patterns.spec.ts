@@ -44,7 +44,7 @@ describe('regular expressions are linear', () => {
   });
 
   it('finds the lead rules', () => {
-    expect(leadRulePatterns.map(([name]) => name).sort()).toEqual(['EMAIL_FORMAT', 'FORBIDDEN_CHARACTER', 'FORBIDDEN_MULTILINE_CHARACTER', 'TELEFONE_FORMAT']);
+    expect(leadRulePatterns.map(([name]) => name).sort()).toEqual(['EMAIL_FORMAT', 'FORBIDDEN_CHARACTER', 'FORBIDDEN_MULTILINE_CHARACTER', 'TELEFONE_FORMAT', 'VISIBLE_CHARACTER']);
   });
 
   it.each(leadRulePatterns)('the lead rule %s', (_name, regex) => {
