@@ -16,7 +16,9 @@ function describe(code: FieldErrorCode, field: LeadField, rule: LeadFieldRule): 
     case 'invalid_characters':
       return `${field} contains control, bidirectional-override or other invisible characters that are not allowed.`;
     case 'too_short':
-      return `${field} must have at least ${rule.min} characters after trimming, and a visible one among them.`;
+      return rule.min === 1
+        ? `${field} must not be blank: it needs at least one visible character.`
+        : `${field} must have at least ${rule.min} characters after trimming, and a visible one among them.`;
     case 'too_long':
       return `${field} must have at most ${rule.max} characters after trimming.`;
     default:
