@@ -1,6 +1,7 @@
 /**
  * The lead field rules of decisions.md §2, in one place. openapi/openapi-leads.yaml states the same rules as JSON Schema
- * patterns; lead-contract.spec.ts beside this file proves both accept and reject the same inputs.
+ * patterns (and x-local-part-max-octets); lead-contract.spec.ts beside this file proves both accept and reject the same
+ * inputs, and linear-patterns.spec.ts that no pattern on either side backtracks super-linearly.
  */
 
 /**
@@ -19,7 +20,7 @@ export const FORBIDDEN_MULTILINE_CHARACTER = new RegExp(`[${FORBIDDEN_MULTILINE}
  * base to put them on), default-ignorable code points (Hangul fillers, variation selectors, U+034F) and the blank-looking
  * U+2800 and U+FFFC. A value needs at least one character outside this set.
  */
-export const BLANK = String.raw`\s\p{Cf}\p{M}\p{Default_Ignorable_Code_Point}\u2800\uFFFC`;
+const BLANK = String.raw`\s\p{Cf}\p{M}\p{Default_Ignorable_Code_Point}\u2800\uFFFC`;
 export const VISIBLE_CHARACTER = new RegExp(`[^${BLANK}]`, 'u');
 
 const EMAIL_LOCAL = String.raw`[\p{L}\p{M}\p{N}!#$%&'*+/=?^_` + '`' + String.raw`{|}~-]+`;
@@ -89,6 +90,7 @@ export function fieldFailure(name: LeadField, value: unknown): LeadFieldFailure 
   const length = codePointLength(text);
   if (length < rule.min || !visible(text)) return 'too_short';
   if (length > rule.max) return 'too_long';
+  // Bounds first: a format pattern only ever sees trimmed text within the field's bound.
   if (rule.format && !rule.format.test(text)) return 'invalid_format';
   if (name === 'email' && localPartTooLong(text)) return 'invalid_format';
   return undefined;
