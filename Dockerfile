@@ -20,8 +20,9 @@ WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
-# Read from the working directory at start: the GraphQL schema (the contract is in dist, as JSON).
+# Read from the working directory at start: the GraphQL schema and the form script (the contract is in dist, as JSON).
 COPY src/graphql/schema.graphql ./src/graphql/schema.graphql
+COPY src/forms/leads-form.js ./src/forms/leads-form.js
 RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]

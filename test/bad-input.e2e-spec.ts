@@ -495,7 +495,8 @@ describe('bad input (standards §4) on the lead and sandbox endpoints', () => {
       it.each([
         ['nome of 120 emoji', { nome: emoji.repeat(120) }],
         ['nome of 120 letters inside surrounding spaces', { nome: `  ${'a'.repeat(120)}  ` }],
-        ['email of 254 characters', { email: `${'a'.repeat(242)}@exemplo.com` }],
+        // A local part of 64 octets (the most RFC 5321 allows) and a domain of labels of 63 at most.
+        ['email of 254 characters', { email: `${'a'.repeat(64)}@${'d'.repeat(63)}.${'d'.repeat(63)}.${'d'.repeat(57)}.com` }],
         ['telefone of 8 digits', { telefone: '12345678' }],
         ['empresa of 120 characters', { empresa: 'e'.repeat(120) }],
         ['mensagem of 5,000 characters', { mensagem: 'm'.repeat(5000) }],
@@ -531,6 +532,14 @@ describe('bad input (standards §4) on the lead and sandbox endpoints', () => {
         '"ana"@exemplo.com',
         'ana@exemplo.com\u200b', // zero-width space
         'ana@[127.0.0.1]',
+        // issue 18: IP literals, and local parts over 64 octets (RFC 5321)
+        'a@1.2.3.4',
+        'a@[1.2.3.4]',
+        'a@[IPv6:2001:db8::1]',
+        'a@2001:db8::1',
+        'ana@exemplo.123',
+        `${'a'.repeat(65)}@exemplo.com`,
+        `${'ç'.repeat(33)}@exemplo.com`, // 33 code points, 66 octets
       ])('email %j → 422 invalid_format', async (email) => {
         await invalid(path, { ...VALID, email }, [['/email', 'invalid_format']]);
       });
@@ -542,8 +551,84 @@ describe('bad input (standards §4) on the lead and sandbox endpoints', () => {
         '+55#11987654321',
         '１１９８７６５４３２１', // full-width digits
         '11 98765-4321 ramal 2',
+        '((((((((', // issue 18: no digit at all
+        '(11) 1234-5', // 7 digits
+        `${' '.repeat(2500)}12345678x`, // issue 18: 9.3 s of backtracking before the fix
       ])('telefone %j → 422 invalid_format', async (telefone) => {
         await invalid(path, { ...VALID, telefone }, [['/telefone', 'invalid_format']]);
+      });
+
+      it('accepts a local part of 64 octets in 32 two-octet letters', async () => {
+        const email = `${'ç'.repeat(32)}@exemplo.com`;
+        const res = await accepts(path, () => sendJson(path, { ...VALID, email }));
+        expect((await normalised(path, res)).email).toBe(email);
+      });
+
+      it('accepts a telephone of 8 digits inside 16 KiB of padding', async () => {
+        const padding = ' '.repeat((BODY_LIMIT - JSON.stringify({ ...VALID, telefone: '12345678' }).length) / 2 - 8);
+        const res = await accepts(path, () => sendJson(path, { ...VALID, telefone: `${padding}12345678${padding}` }));
+        expect((await normalised(path, res)).telefone).toBe('12345678');
+      });
+
+      // Issue 18: the old pattern took tens of minutes for this body, holding every other request; it must be answered
+      // like any other bad telephone (within the test's timeout: no timing is asserted).
+      it.each([
+        ['spaces then a letter', (room: number) => `${' '.repeat(room)}12345678x`, 'invalid_format'],
+        ['a letter amid whitespace of every kind', (room: number) => `${' \u00a0\u2028\u3000'.repeat(room / 16)}12345678x${' '.repeat(room / 4)}`, 'invalid_format'],
+        // Past the 32-character bound once trimmed: refused by length before any pattern runs.
+        ['digits, spaces, a letter', (room: number) => `12345678${' '.repeat(room)}x`, 'too_long'],
+        ['separators then a letter', (room: number) => `${'(-. '.repeat(room / 4)}x`, 'too_long'],
+      ])('refuses a body padded to 16 KiB with %s in telefone at once', async (_name, telefone, code) => {
+        const room = BODY_LIMIT - JSON.stringify({ ...VALID, telefone: '' }).length - 16;
+        const body = JSON.stringify({ ...VALID, telefone: telefone(room) });
+        expect(Buffer.byteLength(body)).toBeGreaterThan(BODY_LIMIT - 4096);
+        expect(Buffer.byteLength(body)).toBeLessThanOrEqual(BODY_LIMIT);
+        await invalidText(path, body, [['/telefone', code]]);
+      });
+    });
+
+    describe('values with nothing visible, and tag characters (issue 18)', () => {
+      const BLANK: [string, string][] = [
+        ['U+200B zero width space', '\u200b'],
+        ['U+200D zero width joiner', '\u200d'],
+        ['U+2060 word joiner', '\u2060'],
+        ['U+00AD soft hyphen', '\u00ad'],
+        ['U+034F combining grapheme joiner', '\u034f'],
+        ['U+115F and U+1160 Hangul fillers', '\u115f\u1160'],
+        ['U+3164 Hangul filler', '\u3164'],
+        ['U+FFA0 halfwidth Hangul filler', '\uffa0'],
+        ['U+2800 braille blank', '\u2800'],
+        ['U+FFFC object replacement character', '\ufffc'],
+        ['U+FE0F variation selector', '\ufe0f'],
+        ['a lone combining mark', '\u0301'],
+        ['a mix with spaces', ' \u200b \u0301\u3164 \u2800 '],
+      ];
+      const FIELDS: [string, (c: string) => string][] = [
+        ['nome', (c) => c],
+        ['empresa', (c) => c.repeat(3)],
+        ['mensagem', (c) => `\n${c}\n`],
+        ['origem', (c) => c],
+      ];
+
+      it.each(FIELDS.flatMap(([field, place]) => BLANK.map(([name, c]) => [field, name, place(c)] as const)))('%s of %s → 422 too_short', async (field, _name, value) => {
+        await invalid(path, { ...VALID, [field]: value }, [[`/${field}`, 'too_short']]);
+      });
+
+      it('accepts an invisible character beside a visible one', async () => {
+        const res = await accepts(path, () => sendJson(path, { ...VALID, nome: 'Ana\u200d', empresa: 'X\u0301' }));
+        expect(await normalised(path, res)).toMatchObject({ nome: 'Ana\u200d', empresa: 'X\u0301' });
+      });
+
+      const TAGS = '\u{e0001}\u{e0069}\u{e0067}\u{e006e}\u{e006f}\u{e0072}\u{e0065}\u{e007f}'; // "ignore", hidden
+      it.each([
+        ['nome', `Ana${TAGS}`],
+        ['email', `ana${TAGS}@exemplo.com`],
+        ['telefone', `11987654321${TAGS}`],
+        ['empresa', `Empresa${TAGS}`],
+        ['mensagem', `Olá${TAGS}\nfim`],
+        ['origem', `site${TAGS}`],
+      ])('%s with Unicode tag characters → 422 invalid_characters', async (field, value) => {
+        await invalid(path, { ...VALID, [field]: value }, [[`/${field}`, 'invalid_characters']]);
       });
     });
 

@@ -110,7 +110,12 @@ describeBrowser(HAVE_CHROMIUM ? `browser (Chromium at ${CHROMIUM})` : `browser (
     limited = await startTestApp({ PUBLIC_BASE_URL: limitedBase, RATE_LIMIT_ANONYMOUS: '2/60s', RATE_LIMIT_AGENT: '20/60s' });
     await limited.app.listen(limitedPort, '127.0.0.1');
     customer = createServer((req, res) => {
-      const html = req.url === '/limited' ? customerPage(limitedBase) : customerPage(appBase);
+      const html =
+        req.url === '/limited'
+          ? customerPage(limitedBase)
+          : req.url === '/api-with-slashes'
+            ? customerPage(appBase, ` data-leads-api="${appBase}///"`)
+            : customerPage(appBase);
       res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' }).end(html);
     });
     customer.listen(customerPort, '127.0.0.1');
@@ -187,6 +192,31 @@ describeBrowser(HAVE_CHROMIUM ? `browser (Chromium at ${CHROMIUM})` : `browser (
     await page.waitForFunction("document.querySelector('[data-leads-status]').getAttribute('data-state') === 'success' && !document.querySelector('form[aria-busy]')");
     expect(await countLeads(t.dataSource)).toBe(before + 2);
     expect(leadPosts).toBe(2);
+  });
+
+  it('(b2) a name with nothing visible in it (issue 18) shows the message beside the name field and stores nothing', async () => {
+    const before = await countLeads(t.dataSource);
+    await page.goto(customerBase);
+    await fill(page, { nome: '\u200b\u3164\u2800', email: 'maria@example.com' });
+    await page.click('button[type=submit]');
+    await page.waitForSelector('#nome[aria-invalid=true]');
+    const describedBy = (await page.locator('#nome').getAttribute('aria-describedby'))!;
+    expect(await page.locator(`#${describedBy.split(' ')[0]}`).textContent()).toBe('nome must not be blank: it needs at least one visible character.');
+    expect(await countLeads(t.dataSource)).toBe(before);
+  });
+
+  it('(b3) data-leads-api with trailing slashes posts to that origin once', async () => {
+    const before = await countLeads(t.dataSource);
+    const posted: string[] = [];
+    page.on('request', (r) => {
+      if (r.method() === 'POST') posted.push(r.url());
+    });
+    await page.goto(`${customerBase}/api-with-slashes`);
+    await fill(page, { nome: 'Barra Final', email: 'barra@example.com' });
+    await page.click('button[type=submit]');
+    await page.waitForSelector('[data-leads-status][data-state=success]');
+    expect(posted).toEqual([`${appBase}/api/v1/lead`]);
+    expect(await countLeads(t.dataSource)).toBe(before + 1);
   });
 
   it('(d) a filled honeypot shows success and sends nothing', async () => {

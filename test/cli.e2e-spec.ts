@@ -163,6 +163,17 @@ describe('anonymous commands', () => {
     expect(JSON.parse((await run(['info', '--json'])).stdout).links.cli).toBe(`${server.baseUrl}/cli/`);
   });
 
+  it('sandbox: the lead rules of issue 18 are told with the service’s reasons', async () => {
+    const invalid = await run(['sandbox', '--nome', '\u200b\u3164', '--email', 'ana@1.2.3.4', '--telefone', '((((((((']);
+    expect(invalid.code).toBe(2);
+    expect(invalid.stderr).toContain('  /nome: nome must not be blank: it needs at least one visible character.');
+    expect(invalid.stderr).toContain(
+      '  /email: email must be an address with one @, a local part of at most 64 bytes and a dotted domain name (not an IP address), like nome@empresa.com.br.',
+    );
+    expect(invalid.stderr).toContain('  /telefone: telefone must have at least 8 digits and may contain only digits, spaces and + - ( ) . characters.');
+    expect(await leadCount()).toBe(0);
+  });
+
   it('sandbox: valid exits 0, invalid exits 2 with code, detail, hint and pointer', async () => {
     const valid = await run(['sandbox', '--nome', ' Maria Silva ', '--email', 'maria@example.com']);
     expect(valid.code).toBe(0);

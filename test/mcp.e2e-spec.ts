@@ -194,6 +194,28 @@ describe('MCP server (streamable HTTP at /mcp) and server card', () => {
       }
     });
 
+    it('validate_lead refuses the lead content of issue 18 as the sandbox does, the padded telephone answered at once', async () => {
+      const cases: [Record<string, string>, string][] = [
+        [{ nome: 'Ana', email: 'ana@exemplo.com', telefone: `${' '.repeat(2500)}12345678x` }, '/telefone:invalid_format'],
+        [{ nome: 'Ana', email: 'ana@exemplo.com', telefone: `${' '.repeat(15000)}12345678x` }, '/telefone:invalid_format'],
+        [{ nome: 'Ana', email: 'ana@exemplo.com', telefone: '((((((((' }, '/telefone:invalid_format'],
+        [{ nome: '\u200b\u3164\u0301', email: 'ana@exemplo.com' }, '/nome:too_short'],
+        [{ nome: 'Ana\u{e0069}\u{e0067}', email: 'ana@exemplo.com' }, '/nome:invalid_characters'],
+        [{ nome: 'Ana', email: 'ana@[1.2.3.4]' }, '/email:invalid_format'],
+        [{ nome: 'Ana', email: `${'a'.repeat(65)}@exemplo.com` }, '/email:invalid_format'],
+      ];
+      for (const [args, expected] of cases) {
+        const result = (await client.callTool({ name: 'validate_lead', arguments: args })) as CallToolResult;
+        expect(result.isError).toBe(true);
+        const errors = (result.structuredContent as { errors: { pointer: string; code: string }[] }).errors;
+        expect(errors.map((e) => `${e.pointer}:${e.code}`)).toEqual([expected]);
+        if (Buffer.byteLength(JSON.stringify(args)) < 16 * 1024) {
+          const rest = await t.http.post('/api/v1/sandbox').send(args).then(expectContract);
+          expect(rest.body.errors).toEqual(errors);
+        }
+      }
+    });
+
     it('submit_lead stores the lead (and an invalid one is an isError result that stores nothing)', async () => {
       const before = await countLeads(t.dataSource);
       const invalid = (await client.callTool({ name: 'submit_lead', arguments: { nome: 'Ana', email: 'not-an-email' } })) as CallToolResult;

@@ -126,6 +126,13 @@ describe('POST /api/v1/sandbox', () => {
       ['blank nome', json({ nome: '   ', email: 'ana@exemplo.com' }), 422, 'validation_failed', ['/nome:too_short']],
       ['bad email', json({ nome: 'Ana', email: 'ana@exemplo' }), 422, 'validation_failed', ['/email:invalid_format']],
       ['telephone with letters', json({ nome: 'Ana', email: 'ana@exemplo.com', telefone: '11 9876-ABCD' }), 422, 'validation_failed', ['/telefone:invalid_format']],
+      // issue 18
+      ['telephone without digits', json({ nome: 'Ana', email: 'ana@exemplo.com', telefone: '((((((((' }), 422, 'validation_failed', ['/telefone:invalid_format']],
+      ['telephone of 2,500 spaces and 12345678x', json({ nome: 'Ana', email: 'ana@exemplo.com', telefone: `${' '.repeat(2500)}12345678x` }), 422, 'validation_failed', ['/telefone:invalid_format']],
+      ['nome of invisible characters', json({ nome: '\u200b\u200d\u2060\u00ad\u3164\u2800\ufffc\u0301', email: 'ana@exemplo.com' }), 422, 'validation_failed', ['/nome:too_short']],
+      ['tag characters in mensagem', json({ nome: 'Ana', email: 'ana@exemplo.com', mensagem: 'Oi\u{e0049}\u{e0067}' }), 422, 'validation_failed', ['/mensagem:invalid_characters']],
+      ['IP-literal e-mail domain', json({ nome: 'Ana', email: 'ana@1.2.3.4' }), 422, 'validation_failed', ['/email:invalid_format']],
+      ['e-mail local part of 65 octets', json({ nome: 'Ana', email: `${'a'.repeat(65)}@exemplo.com` }), 422, 'validation_failed', ['/email:invalid_format']],
       [
         'every field wrong',
         json({ nome: '', email: 'x', telefone: 'abc', empresa: 1, mensagem: [], origem: 'o'.repeat(65), extra: true }),

@@ -137,14 +137,15 @@ with \`422 idempotency_key_reused\`, and while the first request is still runnin
 | field | required | rule (after trimming, in characters) |
 |---|---|---|
 | nome | yes | 1–120; inner whitespace collapsed |
-| email | yes | 3–254; one @ and a dotted domain; domain lower-cased |
-| telefone | no | 8–32; digits, spaces and \`+ - ( ) .\`; also stored as E.164 when it is a valid number (default region BR) |
+| email | yes | 3–254; one @, a local part of at most 64 bytes (UTF-8) and a dotted domain name, not an IP address; domain lower-cased |
+| telefone | no | 8–32; at least 8 digits, and only digits, spaces and \`+ - ( ) .\`; also stored as E.164 when it is a valid number (default region BR) |
 | empresa | no | 1–120; inner whitespace collapsed |
 | mensagem | no | 1–5000; line breaks kept |
 | origem | no | 1–64 |
 
-All values are strings, normalised to Unicode NFC. Control characters, bidirectional overrides and unknown fields are
-refused with \`422 validation_failed\`, whose \`errors[]\` names each field by JSON Pointer.
+All values are strings, normalised to Unicode NFC. Control characters, bidirectional overrides, Unicode tag characters
+and unknown fields are refused, and so is a value with nothing visible in it (only spaces, format characters, lone
+combining marks, fillers and the like), with \`422 validation_failed\`, whose \`errors[]\` names each field by JSON Pointer.
 Bodies are limited to 16 KiB and must be \`application/json\` in UTF-8.
 
 ## Next

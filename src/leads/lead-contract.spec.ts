@@ -163,12 +163,14 @@ describe('LeadInput: the contract and LeadValidationService agree', () => {
     const LONE_SURROGATES = ['\uD800', '\uDBFF', '\uDC00', '\uDFFF', '\uD83D'];
     const BIDI = ['\u061C', '\u200E', '\u200F', '\u202A', '\u202B', '\u202C', '\u202D', '\u202E', '\u2066', '\u2067', '\u2068', '\u2069'];
     const NONCHARACTERS = ['\uFFFE', '\uFFFF', '\uFDD0', '\uFDEF', '\u{1FFFE}', '\u{10FFFF}'];
-    /** Invisible, but neither control, bidi control nor whitespace: §2 does not reject them. */
-    const INVISIBLE = ['\u200B', '\u200C', '\u200D', '\u2060', '\u00AD', '\u180E', '\u034F'];
+    /** Invisible, but neither control, bidi control nor whitespace: refused only when nothing visible is left. */
+    const INVISIBLE = ['\u200B', '\u200C', '\u200D', '\u2060', '\u00AD', '\u180E', '\u034F', '\u115F', '\u1160', '\u3164', '\uFFA0', '\u2800', '\uFFFC', '\uFE0F', '\u{E0100}', '\u0301'];
+    /** Unicode tag characters (and the unassigned U+E0000 and U+E0080 around them). */
+    const TAGS = ['\u{E0000}', '\u{E0001}', '\u{E0020}', '\u{E0041}', '\u{E007F}', '\u{E0080}'];
     const EMOJI = ['😀', '👩‍💻', '🇧🇷', '👍🏽', '❤️', '\u{1F600}'];
     /** Combining marks, and characters whose NFC form is longer (composition exclusions) or shorter. */
     const COMBINING = ['e\u0301', '\u0301', '\u0958', '\u{1D160}', '\uFB1D', 'A\u030A', '\u212B'];
-    const SPECIAL = [...WHITESPACE, ...CONTROLS, ...LONE_SURROGATES, ...BIDI, ...NONCHARACTERS, ...INVISIBLE, ...EMOJI, ...COMBINING, '@', '.', '+', '-', '(', ')'];
+    const SPECIAL = [...WHITESPACE, ...CONTROLS, ...LONE_SURROGATES, ...BIDI, ...NONCHARACTERS, ...INVISIBLE, ...TAGS, ...EMOJI, ...COMBINING, '@', '.', '+', '-', '(', ')'];
 
     const codePoints = (text: string) => Array.from(text);
     const one = <T>(items: readonly T[]) => fc.constantFrom(...items);
@@ -264,9 +266,16 @@ describe('LeadInput: the contract and LeadValidationService agree', () => {
         after: padding,
       })
       .map(({ local, labels, stretchTo, before, after }) => {
-        const address = `${local}@${labels.join('.')}`;
-        const missing = stretchTo === null ? 0 : stretchTo - codePoints(address).length;
-        return before + 'a'.repeat(Math.max(0, missing)) + address + after;
+        let domain = labels.join('.');
+        let missing = stretchTo === null ? 0 : stretchTo - codePoints(`${local}@${domain}`).length;
+        // Stretched with domain labels (each at most 63, plus its dot): the local part stays within its 64 octets.
+        if (missing === 1) local = `a${local}`;
+        for (; missing > 1; ) {
+          const length = missing === 65 ? 62 : Math.min(63, missing - 1);
+          domain = `${'d'.repeat(length)}.${domain}`;
+          missing -= length + 1;
+        }
+        return `${before}${local}@${domain}${after}`;
       });
 
     const PHONE_CHARS = ['0', '1', '2', '5', '9', '+', '-', '(', ')', '.', ' '];
@@ -290,6 +299,17 @@ describe('LeadInput: the contract and LeadValidationService agree', () => {
     const nameLike = one(['Maria Fernanda Souza', 'José', 'Jose\u0301', '  Ana   Lima ', 'O\'Brien', 'Zoë Ñúñez', '李小龙', 'a', 'Souza & Filhos Comércio Ltda.']);
     const messageLike = one(['Olá!\nPodem me ligar?', 'linha 1\r\nlinha 2', 'coluna\tcoluna', '\n\nno meio\n\n', 'x']);
 
+    /** Strings of invisible characters and whitespace, sometimes with one visible character or a tag among them. */
+    const blankLooking = fc
+      .record({
+        blank: fc.array(fc.oneof(one(INVISIBLE), one(WHITESPACE)), { minLength: 1, maxLength: 8 }),
+        extra: fc.option(fc.tuple(fc.nat(), one(['a', '1', '(', '.', ...TAGS])), { freq: 2 }),
+      })
+      .map(({ blank, extra }) => {
+        if (extra) blank.splice(extra[0] % (blank.length + 1), 0, extra[1]);
+        return blank.join('');
+      });
+
     const realistic: Record<LeadField, fc.Arbitrary<string>> = {
       nome: nameLike,
       email: wellFormedEmail,
@@ -310,6 +330,7 @@ describe('LeadInput: the contract and LeadValidationService agree', () => {
         { weight: 1, arbitrary: emailLike },
         { weight: 1, arbitrary: telephoneLike },
         { weight: 1, arbitrary: nonString },
+        { weight: 1, arbitrary: blankLooking },
       );
     }
 
@@ -369,8 +390,17 @@ describe('LeadInput: the contract and LeadValidationService agree', () => {
   describe('(c) on hand-picked cases at each boundary of decisions.md §2', () => {
     const VALID: Body = { nome: 'Ana', email: 'ana@exemplo.com' };
     const n = (count: number, char = 'a') => char.repeat(count);
-    /** An address of exactly `length` code points. */
-    const address = (length: number) => `${n(length - '@exemplo.com'.length)}@exemplo.com`;
+    /** An address of exactly `length` code points: a short local part and a domain of labels up to 63 long. */
+    const address = (length: number, tld = 'com') => {
+      let domain = tld;
+      for (let left = length - 'ana@'.length - [...tld].length; left > 0; ) {
+        // Each label costs its length plus a dot; never leave a single code point over.
+        const label = left === 65 ? 62 : Math.min(63, left - 1);
+        domain = `${n(label, 'd')}.${domain}`;
+        left -= label + 1;
+      }
+      return `ana@${domain}`;
+    };
     const ws = ' \t\u00A0\u2028\uFEFF';
 
     const cases: [string, Body, boolean][] = [
@@ -402,6 +432,38 @@ describe('LeadInput: the contract and LeadValidationService agree', () => {
       ['nome with emoji and ZWJ', { ...VALID, nome: 'Ana 👩‍💻' }, true],
       ['nome with a combining accent', { ...VALID, nome: 'Jose\u0301' }, true],
       ['nome a number', { ...VALID, nome: 42 }, false],
+      // nothing visible, and tag characters (issue 18)
+      ...(
+        [
+          ['U+200B', '\u200B'],
+          ['U+200D', '\u200D'],
+          ['U+2060', '\u2060'],
+          ['U+00AD', '\u00AD'],
+          ['U+034F', '\u034F'],
+          ['U+115F', '\u115F'],
+          ['U+1160', '\u1160'],
+          ['U+3164', '\u3164'],
+          ['U+FFA0', '\uFFA0'],
+          ['U+2800', '\u2800'],
+          ['U+FFFC', '\uFFFC'],
+          ['U+FE0F', '\uFE0F'],
+          ['a lone combining acute', '\u0301'],
+          ['marks, fillers and spaces', ' \u0301\u200B \u3164\u0308 '],
+        ] as const
+      ).flatMap(([name, blank]): [string, Body, boolean][] => [
+        [`nome of ${name} alone`, { ...VALID, nome: blank }, false],
+        [`empresa of ${name} thrice`, { ...VALID, empresa: n(3, blank) }, false],
+        [`mensagem of ${name} between line breaks`, { ...VALID, mensagem: `\n${blank}\n` }, false],
+        [`origem of ${name} alone`, { ...VALID, origem: blank }, false],
+        [`nome with ${name} beside a letter`, { ...VALID, nome: `A${blank}` }, true],
+      ]),
+      ['nome with tag characters after a letter', { ...VALID, nome: 'Ana\u{E0001}\u{E0069}\u{E0067}\u{E007F}' }, false],
+      ['nome of U+E0000', { ...VALID, nome: 'Ana\u{E0000}' }, false],
+      ['nome with a variation selector from the supplement (U+E0100, not a tag)', { ...VALID, nome: 'Ana\u{E0100}' }, true],
+      ['empresa with a tag character', { ...VALID, empresa: 'X\u{E0020}' }, false],
+      ['mensagem with tag characters', { ...VALID, mensagem: 'Oi\u{E0049}\u{E0067}\u{E006E}' }, false],
+      ['origem with a cancel tag', { ...VALID, origem: 'site\u{E007F}' }, false],
+      ['nome with U+E0080 (past the tags)', { ...VALID, nome: 'Ana\u{E0080}' }, true],
       ['nome null', { ...VALID, nome: null }, false],
       ['nome an array of strings', { ...VALID, nome: ['Ana'] }, false],
       ['nome an object', { ...VALID, nome: { first: 'Ana' } }, false],
@@ -425,6 +487,20 @@ describe('LeadInput: the contract and LeadValidationService agree', () => {
       ['email 254', { ...VALID, email: address(254) }, true],
       ['email 255', { ...VALID, email: address(255) }, false],
       ['email 254 padded with whitespace', { ...VALID, email: `${ws}${address(254)}${ws}` }, true],
+      ['email local part of 64 octets', { ...VALID, email: `${n(64)}@exemplo.com` }, true],
+      ['email local part of 65 octets', { ...VALID, email: `${n(65)}@exemplo.com` }, false],
+      ['email local part of 32 two-octet letters (64 octets)', { ...VALID, email: `${n(32, 'ç')}@exemplo.com` }, true],
+      ['email local part of 33 two-octet letters (66 octets, 33 code points)', { ...VALID, email: `${n(33, 'ç')}@exemplo.com` }, false],
+      ['email local part of 16 astral letters (64 octets)', { ...VALID, email: `${n(16, '\u{20000}')}@exemplo.com` }, true],
+      ['email local part of 17 astral letters (68 octets)', { ...VALID, email: `${n(17, '\u{20000}')}@exemplo.com` }, false],
+      ['email local part of 64 octets padded with whitespace', { ...VALID, email: `${ws}${n(64)}@exemplo.com${ws}` }, true],
+      ['email IPv4 literal domain', { ...VALID, email: 'a@1.2.3.4' }, false],
+      ['email bracketed IPv4 literal', { ...VALID, email: 'a@[1.2.3.4]' }, false],
+      ['email IPv6 literal', { ...VALID, email: 'a@[IPv6:2001:db8::1]' }, false],
+      ['email all-digit last label', { ...VALID, email: 'ana@exemplo.123' }, false],
+      ['email digits before a lettered last label', { ...VALID, email: 'ana@123.456.com' }, true],
+      ['email last label with a digit and a letter', { ...VALID, email: 'ana@exemplo.a1' }, true],
+      ['email with a tag character', { ...VALID, email: 'ana\u{E0041}@exemplo.com' }, false],
       ['email with a bidi control', { ...VALID, email: 'ana\u202E@exemplo.com' }, false],
       ['email a number', { ...VALID, email: 1 }, false],
       // telefone 8..32, digits and + - ( ) . space
@@ -443,6 +519,13 @@ describe('LeadInput: the contract and LeadValidationService agree', () => {
       ['telefone empty', { ...VALID, telefone: '' }, false],
       ['telefone a number', { ...VALID, telefone: 11987654321 }, false],
       ['telefone null', { ...VALID, telefone: null }, false],
+      ['telefone of 8 parentheses, no digit', { ...VALID, telefone: '((((((((' }, false],
+      ['telefone with 7 digits among 10 characters', { ...VALID, telefone: '(11) 1234-5' }, false],
+      ['telefone with 8 digits among separators', { ...VALID, telefone: '(1) 2-3.4 5+6(7)8' }, true],
+      ['telefone of 8 spaced dots around 7 digits', { ...VALID, telefone: '. . . .1234567' }, false],
+      ['telefone of 2,500 spaces and 12345678x (issue 18)', { ...VALID, telefone: `${n(2500, ' ')}12345678x` }, false],
+      ['telefone of 12345678 padded by 2,500 spaces each side', { ...VALID, telefone: `${n(2500, ' ')}12345678${n(2500, ' ')}` }, true],
+      ['telefone with a tag character', { ...VALID, telefone: '11987654321\u{E0031}' }, false],
       // empresa 1..120
       ['empresa empty', { ...VALID, empresa: '' }, false],
       ['empresa 1', { ...VALID, empresa: 'X' }, true],
@@ -495,7 +578,7 @@ describe('LeadInput: the contract and LeadValidationService agree', () => {
     // text; the contract's NormalisedLead has wider bounds for exactly that.
     const LENGTHENED: [string, Body][] = [
       ['nome of 120 × U+1D160, which NFC turns into 360 code points', { ...VALID, nome: n(120, '\u{1D160}') }],
-      ['email of 254 whose domain ends in U+0130, which lower-cases to two code points', { ...VALID, email: `${n(254 - '@exemplo.\u0130'.length)}@exemplo.\u0130` }],
+      ['email of 254 whose domain ends in U+0130, which lower-cases to two code points', { ...VALID, email: address(254, 'exemplo.\u0130') }],
     ];
 
     it.each(LENGTHENED)('accepts a %s', (_name, input) => {

@@ -1,22 +1,42 @@
 /**
  * The lead field rules of decisions.md §2, in one place. openapi/openapi-leads.yaml states the same rules as JSON Schema
- * patterns; lead-contract.spec.ts beside this file proves both accept and reject the same inputs.
+ * patterns (and x-local-part-max-octets); lead-contract.spec.ts beside this file proves both accept and reject the same
+ * inputs, and linear-patterns.spec.ts that no pattern on either side backtracks super-linearly.
  */
 
-/** Characters never accepted in a single-line field: controls, lone surrogates, noncharacters, bidi controls. */
-const FORBIDDEN = String.raw`\p{Cc}\p{Cs}\p{Noncharacter_Code_Point}\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069`;
+/**
+ * Characters never accepted in a single-line field: controls, lone surrogates, noncharacters, bidi controls, and the
+ * Unicode tag characters (invisible, they can carry instructions to language-model agents that read leads).
+ */
+const FORBIDDEN = String.raw`\p{Cc}\p{Cs}\p{Noncharacter_Code_Point}\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069\u{E0000}-\u{E007F}`;
 /** The same for multi-line text, which keeps tab, line feed and carriage return. */
-const FORBIDDEN_MULTILINE = String.raw`\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\p{Cs}\p{Noncharacter_Code_Point}\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069`;
+const FORBIDDEN_MULTILINE = String.raw`\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\p{Cs}\p{Noncharacter_Code_Point}\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069\u{E0000}-\u{E007F}`;
 
 export const FORBIDDEN_CHARACTER = new RegExp(`[${FORBIDDEN}]`, 'u');
 export const FORBIDDEN_MULTILINE_CHARACTER = new RegExp(`[${FORBIDDEN_MULTILINE}]`, 'u');
 
+/**
+ * Characters that render as nothing: whitespace, format characters (Cf), combining marks (a value of marks alone has no
+ * base to put them on), default-ignorable code points (Hangul fillers, variation selectors, U+034F) and the blank-looking
+ * U+2800 and U+FFFC. A value needs at least one character outside this set.
+ */
+const BLANK = String.raw`\s\p{Cf}\p{M}\p{Default_Ignorable_Code_Point}\u2800\uFFFC`;
+export const VISIBLE_CHARACTER = new RegExp(`[^${BLANK}]`, 'u');
+
 const EMAIL_LOCAL = String.raw`[\p{L}\p{M}\p{N}!#$%&'*+/=?^_` + '`' + String.raw`{|}~-]+`;
 const DOMAIN_LABEL = String.raw`[\p{L}\p{M}\p{N}](?:[\p{L}\p{M}\p{N}-]{0,61}[\p{L}\p{M}\p{N}])?`;
-/** One @, a dot-atom local part, and a domain of at least two labels; whitespace around it is trimmed. */
-export const EMAIL_FORMAT = new RegExp(String.raw`^\s*${EMAIL_LOCAL}(?:\.${EMAIL_LOCAL})*@(?:${DOMAIN_LABEL}\.)+${DOMAIN_LABEL}\s*$`, 'u');
-/** Digits and + - ( ) . space. */
-export const TELEFONE_FORMAT = /^\s*[0-9+\-(). ]*\s*$/u;
+/**
+ * One @, a dot-atom local part, and a domain of at least two labels whose last one has a letter (so no IP literal:
+ * a@1.2.3.4; a@[1.2.3.4] and a@[IPv6:...] have no place in the character classes). Tested on the trimmed value.
+ */
+export const EMAIL_FORMAT = new RegExp(String.raw`^${EMAIL_LOCAL}(?:\.${EMAIL_LOCAL})*@(?:${DOMAIN_LABEL}\.)+(?=[\p{M}\p{N}-]*\p{L})${DOMAIN_LABEL}$`, 'u');
+/** RFC 5321 §4.5.3.1.1, counted in UTF-8 octets as RFC 6531 sends them. */
+export const EMAIL_LOCAL_PART_MAX_OCTETS = 64;
+/**
+ * At least 8 digits, with + - ( ) . and spaces around them. Tested on the trimmed value; the separators and the digit
+ * are disjoint classes, so there is only ever one way to match and the cost is linear.
+ */
+export const TELEFONE_FORMAT = /^[+\-(). ]*(?:\d[+\-(). ]*){8,}$/u;
 
 export interface LeadFieldRule {
   required: boolean;
@@ -68,10 +88,24 @@ export function fieldFailure(name: LeadField, value: unknown): LeadFieldFailure 
   const text = value.trim();
   if ((rule.multiline ? FORBIDDEN_MULTILINE_CHARACTER : FORBIDDEN_CHARACTER).test(text)) return 'invalid_characters';
   const length = codePointLength(text);
-  if (length < rule.min) return 'too_short';
+  if (length < rule.min || !visible(text)) return 'too_short';
   if (length > rule.max) return 'too_long';
-  if (rule.format && !rule.format.test(value)) return 'invalid_format';
+  // Bounds first: a format pattern only ever sees trimmed text within the field's bound.
+  if (rule.format && !rule.format.test(text)) return 'invalid_format';
+  if (name === 'email' && localPartTooLong(text)) return 'invalid_format';
   return undefined;
+}
+
+/** Trimmed text that starts with printable ASCII has a visible character; only other text needs the regex. */
+function visible(text: string): boolean {
+  const first = text.charCodeAt(0);
+  return (first > 0x20 && first < 0x7f) || VISIBLE_CHARACTER.test(text);
+}
+
+/** UTF-8 takes at most 3 bytes per UTF-16 unit, so a local part of 21 units or fewer needs no counting. */
+function localPartTooLong(email: string): boolean {
+  const at = email.lastIndexOf('@');
+  return at > EMAIL_LOCAL_PART_MAX_OCTETS / 3 && Buffer.byteLength(email.slice(0, at)) > EMAIL_LOCAL_PART_MAX_OCTETS;
 }
 
 export type LeadFieldFailure = 'required' | 'invalid_type' | 'invalid_characters' | 'too_short' | 'too_long' | 'invalid_format';

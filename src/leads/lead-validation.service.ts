@@ -5,7 +5,7 @@ import { validationFailed } from '../problem/app-error.js';
 import { FieldError, FieldErrorCode } from '../problem/error-catalog.js';
 import { escapePointer } from '../http/strict-json.js';
 import { LeadInput } from './lead.dto.js';
-import { fieldFailure, LEAD_FIELD_NAMES, LEAD_FIELDS, LeadField, LeadFieldRule, NormalisedLead, normaliseEmail } from './lead-rules.js';
+import { EMAIL_LOCAL_PART_MAX_OCTETS, fieldFailure, LEAD_FIELD_NAMES, LEAD_FIELDS, LeadField, LeadFieldRule, NormalisedLead, normaliseEmail } from './lead-rules.js';
 
 function describe(code: FieldErrorCode, field: LeadField, rule: LeadFieldRule): string {
   switch (code) {
@@ -16,13 +16,15 @@ function describe(code: FieldErrorCode, field: LeadField, rule: LeadFieldRule): 
     case 'invalid_characters':
       return `${field} contains control, bidirectional-override or other invisible characters that are not allowed.`;
     case 'too_short':
-      return `${field} must have at least ${rule.min} characters after trimming.`;
+      return rule.min === 1
+        ? `${field} must not be blank: it needs at least one visible character.`
+        : `${field} must have at least ${rule.min} characters after trimming, and a visible one among them.`;
     case 'too_long':
       return `${field} must have at most ${rule.max} characters after trimming.`;
     default:
       return field === 'email'
-        ? 'email must be an address with one @ and a dotted domain, like nome@empresa.com.br.'
-        : `${field} may contain only digits, spaces and + - ( ) . characters.`;
+        ? `email must be an address with one @, a local part of at most ${EMAIL_LOCAL_PART_MAX_OCTETS} bytes and a dotted domain name (not an IP address), like nome@empresa.com.br.`
+        : `${field} must have at least 8 digits and may contain only digits, spaces and + - ( ) . characters.`;
   }
 }
 

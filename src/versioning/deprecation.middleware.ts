@@ -30,7 +30,7 @@ export class DeprecationMiddleware implements NestMiddleware {
           links.push(`<${target}>; rel="sunset"; type="text/html"`);
         }
         headers.push(['Link', links.join(', ')]);
-        return { prefix: entry.path.replace(/\/+$/, ''), headers };
+        return { prefix: entry.path.replace(/(?<!\/)\/+$/, ''), headers };
       })
       .sort((a, b) => b.prefix.length - a.prefix.length);
   }
