@@ -11,6 +11,8 @@ import type { Call } from './http-client.js';
 export const BODY_LIMIT_BYTES = 16 * 1024;
 /** Node refuses a header section over 16 KiB with 431 before the service sees it; a value this long still gets in. */
 const HEADER_VALUE_BYTES = 15 * 1024;
+/** GraphQL refuses a query text over 8192 characters before parsing it: a query body this long is parsed. */
+const GRAPHQL_QUERY_BYTES = 8192;
 const MAX_JSON_DEPTH = 32;
 
 export interface HostileCall extends Call {
@@ -101,6 +103,8 @@ interface Surface {
   build(field: string, value: unknown, json: (body: unknown) => string): Call;
   /** A header surface: the value must be a header value (Latin-1, no controls) and is sized to the header limit. */
   header?: boolean;
+  /** A field with a lower limit of its own than the body's, in body bytes. */
+  limits?: Record<string, number>;
 }
 
 const JSON_TYPE = { 'Content-Type': 'application/json' };
@@ -187,6 +191,7 @@ const SURFACES: Surface[] = [
     name: 'POST /api/v1/graphql',
     fields: ['docs(search:)', 'doc(slug:)', 'query'],
     depth: 2,
+    limits: { query: GRAPHQL_QUERY_BYTES },
     build: (field, value, json) => {
       const body =
         field === 'docs(search:)'
@@ -249,7 +254,8 @@ function sizeOf(surface: Surface, field: string, variant: Variant, n: number): {
   const json = variant.escape ? asciiJson : JSON.stringify;
   if (surface.header) {
     if (typeof value !== 'string' || !HEADER_SAFE.test(value)) return undefined;
-    return { call: surface.build(field, value, json), bytes: Buffer.byteLength(value, 'latin1') };
+    // Node's client sends a header string as UTF-8, so a Latin-1 letter above 0x7f takes two bytes.
+    return { call: surface.build(field, value, json), bytes: Buffer.byteLength(value) };
   }
   const call = surface.build(field, value, json);
   return { call, bytes: Buffer.byteLength(call.body ?? '') };
@@ -260,7 +266,7 @@ function sizeOf(surface: Surface, field: string, variant: Variant, n: number): {
  * the slope; the few that do not (escaping) are stepped down until they fit.
  */
 function largest(surface: Surface, field: string, variant: Variant): Call | undefined {
-  const limit = surface.header ? HEADER_VALUE_BYTES : BODY_LIMIT_BYTES;
+  const limit = surface.header ? HEADER_VALUE_BYTES : (surface.limits?.[field] ?? BODY_LIMIT_BYTES);
   const one = sizeOf(surface, field, variant, 1);
   if (!one) return undefined;
   if (variant.fixed) return one.bytes <= limit ? one.call : undefined;
