@@ -30,13 +30,16 @@ export class HttpClient {
   private readonly agent: Agent;
   private readonly target: URL;
   private readonly timeoutMs: number;
+  private readonly localAddress?: string;
 
-  constructor(baseUrl: string, { sockets, timeoutMs = 15_000 }: { sockets: number; timeoutMs?: number }) {
+  /** `localAddress`: the loopback address to connect from (127.0.0.2…), to be a client of its own to per-address limits. */
+  constructor(baseUrl: string, { sockets, timeoutMs = 15_000, localAddress }: { sockets: number; timeoutMs?: number; localAddress?: string }) {
     this.target = new URL(baseUrl);
     // With a timeout, Node's agent also honours the server's Keep-Alive hint (Node 20 ignores it without one): an idle
     // socket is dropped a second before the server closes it, never reused as it closes (ECONNRESET).
     this.agent = new Agent({ keepAlive: true, maxSockets: sockets, timeout: timeoutMs });
     this.timeoutMs = timeoutMs;
+    this.localAddress = localAddress;
   }
 
   send({ method = 'GET', path, headers = {}, body }: Call): Promise<Reply> {
@@ -52,7 +55,7 @@ export class HttpClient {
         resolve(complete);
       };
       const fail = (error: NodeJS.ErrnoException) => finish({ status: 0, headers: {}, body: '', error: error.code ?? error.message });
-      const req = request({ host: this.target.hostname, port: this.target.port, method, path, headers, agent: this.agent }, (res) => {
+      const req = request({ host: this.target.hostname, port: this.target.port, method, path, headers, agent: this.agent, localAddress: this.localAddress }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
         res.on('end', () => finish({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
