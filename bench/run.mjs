@@ -2,7 +2,7 @@
 // Usage (after `npm run build`): node bench/run.mjs [--duration 10] [--rounds 3] [--connections 50] [--warmup 1]
 //                                                  [--only lead,health] [--out bench/RESULTS.md] [--against FILE]
 // --against FILE: each round starts dist/server.mjs and FILE (another build of the service) together on CPU 0 and loads
-// both at once, so that they share the core and the machine's drift alike; prints each round's req/s and the ratio
+// both at once, so that they share the core and the machine's drift alike; prints each round's req/s, p99 and the ratio
 // FILE/service, and writes nothing. For A/B tests of a change on a machine whose speed drifts by ±30% within minutes.
 // SQLite by default; with TEST_DATABASE_URL the service runs on PostgreSQL (the baseline always stays on SQLite).
 // The lead scenario also runs the baseline with GROUP_COMMIT=1 (one commit per event-loop turn, as the service does).
@@ -318,7 +318,7 @@ async function measure(autocannon, scenario, kind, opts) {
   }
 }
 
-/** --against: the service and another build on one core, loaded at once; returns [service, other] req/s. */
+/** --against: the service and another build on one core, loaded at once; returns [service, other] req/s and p99 (ms). */
 async function measurePair(autocannon, scenario, opts) {
   const servers = [];
   try {
@@ -330,7 +330,7 @@ async function measurePair(autocannon, scenario, opts) {
     if (opts.warmup > 0) await Promise.all(loads.map((load) => runLoad(autocannon, { ...load, duration: opts.warmup })));
     const results = await Promise.all(loads.map((load) => runLoad(autocannon, { ...load, duration: opts.duration })));
     for (const result of results) if (result.non2xx || result.errors) throw new Error(`${scenario.name}: ${result.non2xx} non-2xx, ${result.errors} errors`);
-    return results.map((result) => result.requests.average);
+    return results.map((result) => ({ rps: result.requests.average, p99: result.latency.p99 }));
   } finally {
     for (const server of servers) await server.stop();
   }
@@ -339,12 +339,19 @@ async function measurePair(autocannon, scenario, opts) {
 async function compare(autocannon, scenarios, opts) {
   for (const scenario of scenarios) {
     const ratios = [];
+    const p99s = { service: [], other: [] };
     for (let round = 1; round <= opts.rounds; round++) {
       const [service, other] = await measurePair(autocannon, scenario, opts);
-      ratios.push(other / service);
-      console.log(`round ${round}/${opts.rounds} ${scenario.name.padEnd(14)} service ${Math.round(service)} req/s  ${opts.against} ${Math.round(other)} req/s  ratio ${(other / service).toFixed(3)}`);
+      ratios.push(other.rps / service.rps);
+      p99s.service.push(service.p99);
+      p99s.other.push(other.p99);
+      console.log(
+        `round ${round}/${opts.rounds} ${scenario.name.padEnd(14)} service ${Math.round(service.rps)} req/s p99 ${service.p99} ms  ` +
+          `${opts.against} ${Math.round(other.rps)} req/s p99 ${other.p99} ms  ratio ${(other.rps / service.rps).toFixed(3)}`,
+      );
     }
     console.log(`${scenario.name}: median ratio ${median(ratios).toFixed(3)} (${ratios.map((r) => r.toFixed(3)).join(' / ')})`);
+    console.log(`${scenario.name}: median p99 service ${median(p99s.service)} ms, ${opts.against} ${median(p99s.other)} ms`);
   }
 }
 
