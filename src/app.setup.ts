@@ -1,16 +1,18 @@
-import type { Server } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import type { NextFunction, Request, Response } from 'express';
+import type { Express, NextFunction, Request, Response } from 'express';
 import helmet from 'helmet';
 import { AppModule } from './app.module.js';
 import { AppConfig } from './config/config.js';
+import { IPV6_PREFIX_SETTING } from './http/client-ip.js';
+import { limitConnections } from './http/connection-limits.js';
 import { PrototypedExpressAdapter } from './http/express-adapter.js';
+import { type Refusal, strictRequests } from './http/strict-requests.js';
 import { createLogger, NestPinoLogger, requestLogging } from './logging/logger.js';
-import { ErrorCode } from './problem/error-catalog.js';
 import { buildProblem, PROBLEM_MEDIA_TYPE } from './problem/problem.js';
 
 /** Headers a web form or agent on another origin may read. */
@@ -30,6 +32,7 @@ export async function createApp(config: AppConfig): Promise<NestExpressApplicati
   const logger = createLogger(config.logLevel);
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), new PrototypedExpressAdapter(), { bodyParser: false, logger: new NestPinoLogger(logger) });
   app.set('trust proxy', config.trustProxy);
+  app.set(IPV6_PREFIX_SETTING, config.ipv6PrefixLength);
   app.set('x-powered-by', false);
   app.set('etag', false);
   app.use(requestLogging(logger));
@@ -59,7 +62,15 @@ export async function createApp(config: AppConfig): Promise<NestExpressApplicati
     maxAge: 600,
   });
   app.enableShutdownHooks();
-  answerMalformedRequests(app.getHttpServer() as Server, config.publicBaseUrl);
+  const server = app.getHttpServer() as Server;
+  answerMalformedRequests(server, config.publicBaseUrl);
+  strictRequests(server, config.maxHeaders, (res, refusal) => writeProblem(res, config.publicBaseUrl, refusal));
+  limitConnections(server, {
+    maxConnections: config.maxConnections,
+    maxPerAddress: config.maxConnectionsPerAddress,
+    writeTimeoutMs: config.writeTimeoutSeconds * 1000,
+    isTrustedProxy: (app.getHttpAdapter().getInstance() as Express).get('trust proxy fn') as (address: string, hop: number) => boolean,
+  });
   return app;
 }
 
@@ -77,7 +88,7 @@ function fixedHeaders(options: Parameters<typeof helmet>[0]) {
   };
 }
 
-const CLIENT_ERRORS: Record<string, [ErrorCode, string]> = {
+const CLIENT_ERRORS: Record<string, Refusal> = {
   HPE_HEADER_OVERFLOW: ['request_header_fields_too_large', 'The request line and headers exceed 16 KiB.'],
   ERR_HTTP_REQUEST_TIMEOUT: ['request_timeout', 'The request did not arrive in time.'],
   default: ['bad_request', 'The HTTP request could not be parsed.'],
@@ -93,12 +104,27 @@ function answerMalformedRequests(server: Server, baseUrl: string): void {
       socket.destroy();
       return;
     }
-    const [code, detail] = CLIENT_ERRORS[error.code ?? ''] ?? CLIENT_ERRORS.default;
-    const problem = buildProblem(baseUrl, code, detail, { instance: '/', requestId: randomUUID() });
-    const body = JSON.stringify(problem);
-    socket.end(
-      `HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status]}\r\nContent-Type: ${PROBLEM_MEDIA_TYPE}; charset=utf-8\r\n` +
-        `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${problem.request_id}\r\nConnection: close\r\n\r\n${body}`,
-    );
+    const { status, headers, body } = closingProblem(baseUrl, CLIENT_ERRORS[error.code ?? ''] ?? CLIENT_ERRORS.default);
+    const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+    socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${head}\r\n${body}`);
   });
+}
+
+/** Requests refused before routing (strict-requests.ts) get the same answer, through Node's response. */
+function writeProblem(res: ServerResponse, baseUrl: string, refusal: Refusal): void {
+  const { status, headers, body } = closingProblem(baseUrl, refusal);
+  res.writeHead(status, headers).end(body);
+}
+
+/** A problem answered outside the app (the route is unknown), after which the connection is closed. */
+function closingProblem(baseUrl: string, [code, detail]: Refusal) {
+  const problem = buildProblem(baseUrl, code, detail, { instance: '/', requestId: randomUUID() });
+  const body = JSON.stringify(problem);
+  const headers = {
+    'Content-Type': `${PROBLEM_MEDIA_TYPE}; charset=utf-8`,
+    'Content-Length': String(Buffer.byteLength(body)),
+    'X-Request-Id': problem.request_id,
+    Connection: 'close',
+  };
+  return { status: problem.status, headers, body };
 }

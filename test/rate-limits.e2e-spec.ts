@@ -127,6 +127,29 @@ describe('rate limits', () => {
     expect(statuses).toEqual([201, 201, 201, 429]);
   });
 
+  it('gives every spelling of one IPv6 address, and every address of its /64, one bucket', async () => {
+    const [g1, g2] = [randomInt(0x10000), randomInt(0x10000)];
+    const hex = (n: number) => n.toString(16);
+    const spellings = [
+      `2001:db8:${hex(g1)}:${hex(g2)}::1`,
+      `2001:0DB8:${hex(g1).padStart(4, '0').toUpperCase()}:${hex(g2).padStart(4, '0')}:0000:0:0:0001`,
+      `2001:db8:${hex(g1)}:${hex(g2)}:ffff:1:2:3`,
+      `2001:db8:${hex(g1)}:${hex(g2)}:abcd::9`,
+    ];
+    const statuses = [];
+    for (const address of spellings) statuses.push((await lead(address)).status);
+    expect(statuses).toEqual([201, 201, 201, 429]);
+    // The next /64 is another subscriber.
+    expect((await lead(`2001:db8:${hex(g1)}:${hex((g2 + 1) % 0x10000)}::1`)).status).toBe(201);
+  });
+
+  it('counts an IPv4-mapped IPv6 address (::ffff:a.b.c.d) as its IPv4 address', async () => {
+    const ip = clientIp();
+    const statuses = [];
+    for (const address of [ip, `::ffff:${ip}`, `::FFFF:${ip}`, `0:0:0:0:0:ffff:${ip}`]) statuses.push((await lead(address)).status);
+    expect(statuses).toEqual([201, 201, 201, 429]);
+  });
+
   it('trusts X-Forwarded-For only as far as TRUST_PROXY says', async () => {
     const direct = await startTestApp({ RATE_LIMIT_ANONYMOUS: '3/60s' });
     try {

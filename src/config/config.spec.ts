@@ -39,6 +39,11 @@ describe('loadConfig', () => {
         corsOrigins: '*',
         trustProxy: false,
         keepAliveTimeoutSeconds: 5,
+        maxConnections: 4096,
+        maxConnectionsPerAddress: 256,
+        maxHeaders: 100,
+        writeTimeoutSeconds: 30,
+        ipv6PrefixLength: 64,
         rateLimitAnonymous: { limit: 60, windowSeconds: 60 },
         rateLimitAgent: { limit: 600, windowSeconds: 60 },
         rateLimitAgentPerAddress: { limit: 600, windowSeconds: 60 },
@@ -53,7 +58,7 @@ describe('loadConfig', () => {
 
     it('treats empty and whitespace-only values as unset', () => {
       const blank = Object.fromEntries(
-        ['PORT', 'PUBLIC_BASE_URL', 'DATA_DIR', 'DATABASE_URL', 'REDIS_URL', 'LOG_LEVEL', 'CORS_ORIGINS', 'TRUST_PROXY', 'KEEP_ALIVE_TIMEOUT', 'RATE_LIMIT_ANONYMOUS', 'RATE_LIMIT_AGENT', 'RATE_LIMIT_REGISTRATION', 'RATE_LIMIT_TOKEN', 'API_DEPRECATIONS', 'RATE_LIMIT_MCP_HOUSEKEEPING', 'MAX_ANSWER_BYTES', 'RATE_LIMIT_AGENT_PER_ADDRESS'].map(
+        ['PORT', 'PUBLIC_BASE_URL', 'DATA_DIR', 'DATABASE_URL', 'REDIS_URL', 'LOG_LEVEL', 'CORS_ORIGINS', 'TRUST_PROXY', 'KEEP_ALIVE_TIMEOUT', 'RATE_LIMIT_ANONYMOUS', 'RATE_LIMIT_AGENT', 'RATE_LIMIT_REGISTRATION', 'RATE_LIMIT_TOKEN', 'API_DEPRECATIONS', 'MAX_CONNECTIONS', 'MAX_CONNECTIONS_PER_ADDRESS', 'MAX_HEADERS', 'WRITE_TIMEOUT', 'IPV6_PREFIX_LENGTH', 'RATE_LIMIT_MCP_HOUSEKEEPING', 'MAX_ANSWER_BYTES', 'RATE_LIMIT_AGENT_PER_ADDRESS'].map(
           (name, i) => [name, i % 2 ? '' : '  \t'],
         ),
       );
@@ -90,6 +95,12 @@ describe('loadConfig', () => {
       [{ TRUST_PROXY: '2' }, { trustProxy: 2 }],
       [{ TRUST_PROXY: 'loopback, 10.0.0.0/8, fd00::/8' }, { trustProxy: ['loopback', '10.0.0.0/8', 'fd00::/8'] }],
       [{ KEEP_ALIVE_TIMEOUT: '65' }, { keepAliveTimeoutSeconds: 65 }],
+      [{ MAX_CONNECTIONS: '0', MAX_CONNECTIONS_PER_ADDRESS: '0' }, { maxConnections: 0, maxConnectionsPerAddress: 0 }],
+      [{ MAX_CONNECTIONS: '20000', MAX_CONNECTIONS_PER_ADDRESS: '64' }, { maxConnections: 20000, maxConnectionsPerAddress: 64 }],
+      [{ MAX_HEADERS: '10' }, { maxHeaders: 10 }],
+      [{ WRITE_TIMEOUT: '1' }, { writeTimeoutSeconds: 1 }],
+      [{ IPV6_PREFIX_LENGTH: '128' }, { ipv6PrefixLength: 128 }],
+      [{ IPV6_PREFIX_LENGTH: '48' }, { ipv6PrefixLength: 48 }],
       [{ RATE_LIMIT_ANONYMOUS: '100/30s', RATE_LIMIT_AGENT: '1000/30s' }, { rateLimitAnonymous: { limit: 100, windowSeconds: 30 } }],
       [{ RATE_LIMIT_AGENT: '36000/3600s' }, { rateLimitAgent: { limit: 36000, windowSeconds: 3600 } }],
       [{ RATE_LIMIT_REGISTRATION: '5/60s' }, { rateLimitRegistration: { limit: 5, windowSeconds: 60 } }],
@@ -181,8 +192,15 @@ describe('loadConfig', () => {
       expectRefused('KEEP_ALIVE_TIMEOUT', value);
     });
 
-    it.each(['0', '65535', '1073741825', '1MiB', '1e6', '-65536', '65536.5'])('MAX_ANSWER_BYTES=%j', (value) => {
-      expectRefused('MAX_ANSWER_BYTES', value);
+    it.each([
+      ['MAX_CONNECTIONS', ['-1', '1.5', 'many', '1000001']],
+      ['MAX_CONNECTIONS_PER_ADDRESS', ['-1', '10%', '1000001']],
+      ['MAX_HEADERS', ['0', '9', '1001', '100h']],
+      ['WRITE_TIMEOUT', ['0', '3601', '30s']],
+      ['IPV6_PREFIX_LENGTH', ['0', '15', '129', '/64']],
+      ['MAX_ANSWER_BYTES', ['0', '65535', '1073741825', '1MiB', '1e6', '-65536', '65536.5']],
+    ])('%s refuses %j', (variable, values) => {
+      for (const value of values) expectRefused(variable, value);
     });
 
     it.each(['RATE_LIMIT_ANONYMOUS', 'RATE_LIMIT_AGENT', 'RATE_LIMIT_REGISTRATION', 'RATE_LIMIT_TOKEN', 'RATE_LIMIT_MCP_HOUSEKEEPING', 'RATE_LIMIT_AGENT_PER_ADDRESS'])(

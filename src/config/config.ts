@@ -28,6 +28,16 @@ export interface AppConfig {
   trustProxy: false | number | string[];
   /** How long an idle keep-alive connection stays open; behind a load balancer, longer than the balancer's own idle timeout. */
   keepAliveTimeoutSeconds: number;
+  /** Concurrent connections in total (0: no cap); beyond it new sockets are closed unread. */
+  maxConnections: number;
+  /** Concurrent connections per socket address, for sockets not from a trusted proxy (0: no cap). */
+  maxConnectionsPerAddress: number;
+  /** Header fields a request may carry; more is a 431, never a silent drop. */
+  maxHeaders: number;
+  /** How long a response's bytes may wait for a client that does not read them before the socket is destroyed. */
+  writeTimeoutSeconds: number;
+  /** IPv6 clients share rate limits and idempotency scopes by this prefix (a /64 is one subscriber). */
+  ipv6PrefixLength: number;
   rateLimitAnonymous: RateLimitQuota;
   rateLimitAgent: RateLimitQuota;
   /** The ceiling shared by the agent quotas of every live registration made from one client address (issue 18). */
@@ -83,13 +93,19 @@ export function loadConfig(env: Env = process.env): AppConfig {
     corsOrigins: parseCorsOrigins(value('CORS_ORIGINS')),
     trustProxy: parseTrustProxy(value('TRUST_PROXY')),
     keepAliveTimeoutSeconds: parseKeepAliveTimeout(value('KEEP_ALIVE_TIMEOUT')),
+    maxConnections: parseInteger('MAX_CONNECTIONS', value('MAX_CONNECTIONS'), 4096, 0, 1_000_000),
+    maxConnectionsPerAddress: parseInteger('MAX_CONNECTIONS_PER_ADDRESS', value('MAX_CONNECTIONS_PER_ADDRESS'), 256, 0, 1_000_000),
+    maxHeaders: parseInteger('MAX_HEADERS', value('MAX_HEADERS'), 100, 10, 1000),
+    writeTimeoutSeconds: parseInteger('WRITE_TIMEOUT', value('WRITE_TIMEOUT'), 30, 1, 3600),
+    ipv6PrefixLength: parseInteger('IPV6_PREFIX_LENGTH', value('IPV6_PREFIX_LENGTH'), 64, 16, 128),
     rateLimitAnonymous,
     rateLimitAgent,
     rateLimitAgentPerAddress,
     rateLimitRegistration: parseQuota('RATE_LIMIT_REGISTRATION', value('RATE_LIMIT_REGISTRATION') ?? '20/3600s'),
     rateLimitToken: parseQuota('RATE_LIMIT_TOKEN', value('RATE_LIMIT_TOKEN') ?? '60/60s'),
     rateLimitMcpHousekeeping: parseQuota('RATE_LIMIT_MCP_HOUSEKEEPING', value('RATE_LIMIT_MCP_HOUSEKEEPING') ?? '600/60s'),
-    maxAnswerBytes: parseMaxAnswerBytes(value('MAX_ANSWER_BYTES')),
+    // At least 64 KiB: every answer bounded by the 16 KiB request body (a lead echoed twice, tools/list) fits under it.
+    maxAnswerBytes: parseInteger('MAX_ANSWER_BYTES', value('MAX_ANSWER_BYTES'), 1024 * 1024, 65536, 2 ** 30),
     apiDeprecations: parseDeprecations(value('API_DEPRECATIONS')),
     version: packageVersion(),
   });
@@ -173,12 +189,11 @@ function parseKeepAliveTimeout(raw: string | undefined): number {
   return seconds;
 }
 
-/** At least 64 KiB: every answer bounded by the 16 KiB request body (a lead echoed twice, tools/list) fits under it. */
-function parseMaxAnswerBytes(raw: string | undefined): number {
-  if (raw === undefined) return 1024 * 1024;
-  const bytes = Number(raw);
-  if (!/^\d+$/.test(raw) || bytes < 65536 || bytes > 2 ** 30) throw new ConfigError('MAX_ANSWER_BYTES', 'must be a whole number of bytes from 65536 to 1073741824');
-  return bytes;
+function parseInteger(name: string, raw: string | undefined, fallback: number, min: number, max: number): number {
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw) || n < min || n > max) throw new ConfigError(name, `must be a whole number from ${min} to ${max}`);
+  return n;
 }
 
 function parseQuota(name: string, raw: string): RateLimitQuota {
