@@ -132,8 +132,8 @@ export const ERROR_CATALOG = {
   request_header_fields_too_large: {
     status: 431,
     title: 'Request header fields too large',
-    hint: 'Send shorter headers and a shorter URL.',
-    description: 'The request line and headers together exceed the server limit.',
+    hint: 'Send fewer and shorter headers and a shorter URL.',
+    description: 'The request line and headers together exceed the server limit, or there are more header fields than it accepts.',
   },
   internal_error: {
     status: 500,
