@@ -69,6 +69,7 @@ export async function createApp(config: AppConfig): Promise<NestExpressApplicati
     maxConnections: config.maxConnections,
     maxPerAddress: config.maxConnectionsPerAddress,
     writeTimeoutMs: config.writeTimeoutSeconds * 1000,
+    ipv6PrefixLength: config.ipv6PrefixLength,
     isTrustedProxy: (app.getHttpAdapter().getInstance() as Express).get('trust proxy fn') as (address: string, hop: number) => boolean,
   });
   return app;

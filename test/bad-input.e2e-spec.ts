@@ -2,8 +2,8 @@ import type { Server } from 'node:http';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import type { Response } from 'supertest';
-import { contractSchema, expectContract } from './support/contract.js';
-import { rawRequest as rawRequestTo, RawResponse } from './support/raw-http.js';
+import { expectContract } from './support/contract.js';
+import { expectRawProblem, rawRequest as rawRequestTo } from './support/raw-http.js';
 import { countLeads, ON_POSTGRES, startTestApp, TestApp } from './support/test-app.js';
 
 /**
@@ -760,22 +760,8 @@ describe('bad input (standards §4) on the lead and sandbox endpoints', () => {
   describe('HTTP framing that Node rejects before the app (raw sockets)', () => {
     const rawRequest = (request: string) => rawRequestTo(server, request);
 
-    /**
-     * Node answers these before routing, so the app cannot know the operation; the body is checked against the
-     * contract's Problem schema directly (the contract documents no 431 and no framing 400 on the lead operation).
-     */
-    function expectRawProblem(res: RawResponse, status: number, code: string): void {
-      expect(res.status).toBe(status);
-      // app.setup.ts writes these without "; charset=utf-8" (the app's own problems carry it); either is UTF-8 JSON.
-      expect(res.headers['content-type']).toMatch(/^application\/problem\+json(; charset=utf-8)?$/);
-      const body = JSON.parse(res.body);
-      const validate = contractSchema('/components/schemas/Problem');
-      expect(validate(body) ? [] : validate.errors).toEqual([]);
-      expect(body).toMatchObject({ status, code, type: `http://leads.test/docs/errors#${code}` });
-      expect(body.request_id).toBe(res.headers['x-request-id']);
-      expect(res.body).not.toMatch(LEAKS);
-    }
-
+    // Node answers these before routing, so the app cannot know the operation; the body is checked against the contract's
+    // Problem schema directly (the contract documents no 431 and no framing 400 on the lead operation).
     const leadRequest = (extraHeaders: string, target = LEAD) => {
       const body = JSON.stringify(VALID);
       return `POST ${target} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n${extraHeaders}\r\n${body}`;
@@ -783,13 +769,13 @@ describe('bad input (standards §4) on the lead and sandbox endpoints', () => {
 
     it('answers 431 request_header_fields_too_large as a problem for a header block over 16 KiB', async () => {
       const before = await countLeads(t.dataSource);
-      expectRawProblem(await rawRequest(leadRequest(`X-Padding: ${'a'.repeat(17_000)}\r\n`)), 431, 'request_header_fields_too_large');
-      expectRawProblem(await rawRequest(leadRequest(Array.from({ length: 200 }, (_, i) => `X-H${i}: ${'b'.repeat(90)}\r\n`).join(''))), 431, 'request_header_fields_too_large');
+      expectRawProblem(await rawRequest(leadRequest(`X-Padding: ${'a'.repeat(17_000)}\r\n`)), 431, 'request_header_fields_too_large', LEAKS);
+      expectRawProblem(await rawRequest(leadRequest(Array.from({ length: 200 }, (_, i) => `X-H${i}: ${'b'.repeat(90)}\r\n`).join(''))), 431, 'request_header_fields_too_large', LEAKS);
       expect(await countLeads(t.dataSource)).toBe(before);
     });
 
     it('answers 431 for a URL over 16 KiB (the request line counts toward the limit)', async () => {
-      expectRawProblem(await rawRequest(leadRequest('', `${LEAD}?q=${'u'.repeat(17_000)}`)), 431, 'request_header_fields_too_large');
+      expectRawProblem(await rawRequest(leadRequest('', `${LEAD}?q=${'u'.repeat(17_000)}`)), 431, 'request_header_fields_too_large', LEAKS);
     });
 
     it('still serves a header block just under the limit', async () => {
@@ -798,12 +784,12 @@ describe('bad input (standards §4) on the lead and sandbox endpoints', () => {
 
     it('answers 400 bad_request for both Content-Length and Transfer-Encoding (request smuggling)', async () => {
       const before = await countLeads(t.dataSource);
-      expectRawProblem(await rawRequest(leadRequest('Transfer-Encoding: chunked\r\n')), 400, 'bad_request');
+      expectRawProblem(await rawRequest(leadRequest('Transfer-Encoding: chunked\r\n')), 400, 'bad_request', LEAKS);
       expect(await countLeads(t.dataSource)).toBe(before);
     });
 
     it('answers 400 bad_request for a request line that is not HTTP', async () => {
-      expectRawProblem(await rawRequest('HELLO THERE\r\n\r\n'), 400, 'bad_request');
+      expectRawProblem(await rawRequest('HELLO THERE\r\n\r\n'), 400, 'bad_request', LEAKS);
     });
   });
 

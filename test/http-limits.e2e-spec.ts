@@ -1,8 +1,9 @@
 import { once } from 'node:events';
 import type { Server } from 'node:http';
 import { type AddressInfo, connect, type Socket } from 'node:net';
-import { contractSchema, expectContract } from './support/contract.js';
-import { rawRequest, RawResponse } from './support/raw-http.js';
+import { expectContract } from './support/contract.js';
+import { expectRawProblem, rawRequest, RawResponse } from './support/raw-http.js';
+import { MAX_PIPELINED_REQUESTS } from '../src/http/connection-limits.js';
 import { countLeads, startTestApp, TestApp } from './support/test-app.js';
 
 /**
@@ -22,26 +23,19 @@ async function listening(env: Record<string, string> = {}): Promise<{ t: TestApp
   return { t, server, port: (server.address() as AddressInfo).port };
 }
 
-/** A problem answered before routing: checked against the contract's Problem schema directly. */
+/** A problem answered before routing, and the connection closed after it. */
 function expectProblem(res: RawResponse, status: number, code: string): void {
-  expect(res.status).toBe(status);
-  expect(res.headers['content-type']).toBe('application/problem+json; charset=utf-8');
+  expectRawProblem(res, status, code, LEAKS);
   expect(res.headers.connection).toBe('close');
-  const body = JSON.parse(res.body);
-  const validate = contractSchema('/components/schemas/Problem');
-  expect(validate(body) ? [] : validate.errors).toEqual([]);
-  expect(body).toMatchObject({ status, code, type: `http://leads.test/docs/errors#${code}` });
-  expect(body.request_id).toBe(res.headers['x-request-id']);
-  expect(res.body).not.toMatch(LEAKS);
 }
 
 const leadRequest = (extraHeaders: string, body = LEAD_BODY) =>
   `POST ${LEAD} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extraHeaders}Connection: close\r\n\r\n${body}`;
 
-/** One socket kept alive across requests; `get` sends a request and resolves with the status once its body is in. */
+/** One socket kept alive across requests; `get` sends requests (pipelined when several) and resolves with their statuses. */
 class KeepAliveClient {
   private buffered = Buffer.alloc(0);
-  private waiting?: (status: number) => void;
+  private readonly waiting: ((status: number) => void)[] = [];
 
   private constructor(readonly socket: Socket) {
     socket.on('data', (chunk: Buffer) => {
@@ -57,21 +51,25 @@ class KeepAliveClient {
   }
 
   get(path: string): Promise<number> {
-    const answered = new Promise<number>((resolve) => (this.waiting = resolve));
-    this.socket.write(`GET ${path} HTTP/1.1\r\nHost: localhost\r\n\r\n`);
-    return answered;
+    return this.pipeline([path]).then(([status]) => status);
+  }
+
+  pipeline(paths: string[]): Promise<number[]> {
+    const answered = paths.map(() => new Promise<number>((resolve) => this.waiting.push(resolve)));
+    this.socket.write(paths.map((path) => `GET ${path} HTTP/1.1\r\nHost: localhost\r\n\r\n`).join(''));
+    return Promise.all(answered);
   }
 
   private deliver(): void {
-    const end = this.buffered.indexOf('\r\n\r\n');
-    if (end < 0 || !this.waiting) return;
-    const head = this.buffered.subarray(0, end).toString('latin1');
-    const length = Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? 0);
-    if (this.buffered.length < end + 4 + length) return;
-    this.buffered = this.buffered.subarray(end + 4 + length);
-    const resolve = this.waiting;
-    this.waiting = undefined;
-    resolve(Number(head.split(' ')[1]));
+    for (;;) {
+      const end = this.buffered.indexOf('\r\n\r\n');
+      if (end < 0 || !this.waiting.length) return;
+      const head = this.buffered.subarray(0, end).toString('latin1');
+      const length = Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? 0);
+      if (this.buffered.length < end + 4 + length) return;
+      this.buffered = this.buffered.subarray(end + 4 + length);
+      this.waiting.shift()!(Number(head.split(' ')[1]));
+    }
   }
 }
 
@@ -118,6 +116,28 @@ describe('HTTP limits', () => {
       expect(res.status).toBe(413);
       expect(JSON.parse(res.body)).toMatchObject({ code: 'payload_too_large' });
       expect(res.headers.connection).toBe('close');
+    });
+
+    // CORS answers preflights before any body is read; every other route reads bodies through RawBodyMiddleware (413).
+    it('closes the connection of a CORS preflight answered before its 100 GB body is read, instead of reading the body on', async () => {
+      const head = `OPTIONS ${LEAD} HTTP/1.1\r\nOrigin: http://elsewhere.test\r\nAccess-Control-Request-Method: POST\r\n`;
+      const socket = connect(app.port, '127.0.0.1');
+      socket.on('error', () => undefined);
+      let answer = '';
+      socket.on('data', (chunk) => (answer += chunk));
+      // Not events.once: it rejects on the reset this test provokes.
+      const closed = new Promise((resolve) => socket.once('close', resolve));
+      socket.write(`${head}Host: localhost\r\nContent-Length: 100000000000\r\n\r\n`);
+      // Keep sending the body; the server must hang up rather than take it all (it took 1.6 GB before).
+      const chunk = Buffer.alloc(64 * 1024, 0x20);
+      let sent = 0;
+      while (!socket.destroyed && sent < 64 * 1024 * 1024) {
+        sent += chunk.length;
+        if (!socket.write(chunk)) await Promise.race([new Promise((resolve) => socket.once('drain', resolve)), closed]);
+      }
+      await closed;
+      expect(sent).toBeLessThan(64 * 1024 * 1024);
+      expect(Number(answer.split(' ')[1])).toBe(204);
     });
 
     it('answers 413 for a gzip body declaring more than twice the limit', async () => {
@@ -240,23 +260,60 @@ describe('HTTP limits', () => {
   });
 
   describe('a client that never reads its answers', () => {
+    /** A socket that never reads, and the server's end of it. */
+    async function nonReader(app: { server: Server; port: number }): Promise<{ reader: Socket; serverSide: Socket }> {
+      const accepted = once(app.server, 'connection') as Promise<[Socket]>;
+      const reader = connect(app.port, '127.0.0.1');
+      reader.on('error', () => undefined);
+      reader.pause();
+      const [serverSide] = await accepted;
+      return { reader, serverSide };
+    }
+
     it('is disconnected after WRITE_TIMEOUT, while a reading client is served', async () => {
       const app = await listening({ WRITE_TIMEOUT: '1' });
       try {
-        const serverSide = once(app.server, 'connection') as Promise<[Socket]>;
-        const reader = connect(app.port, '127.0.0.1');
-        reader.on('error', () => undefined);
-        reader.pause();
-        const [socket] = await serverSide;
-        const destroyed = once(socket, 'close');
-        // 200 answers of 120 KB each: far more than the kernel's socket buffers hold, so the server's own buffer fills.
-        reader.write('GET /docs/openapi-leads.json HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(200));
+        const { reader, serverSide } = await nonReader(app);
+        const destroyed = once(serverSide, 'close');
+        // One answer in progress and as many waiting as allowed: 17 answers of 130 KB, more than the kernel's buffers
+        // of a socket nobody reads, so the server's own buffer fills and stops draining.
+        reader.write('GET /docs/openapi-leads.json HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(MAX_PIPELINED_REQUESTS + 1));
         await destroyed;
-        expect(socket.destroyed).toBe(true);
+        expect(serverSide.destroyed).toBe(true);
         const other = await KeepAliveClient.open(app.port);
         expect(await other.get('/docs/openapi-leads.json')).toBe(200);
         other.socket.destroy();
         reader.destroy();
+      } finally {
+        await app.t.close();
+      }
+    });
+
+    it(`is disconnected once more than ${MAX_PIPELINED_REQUESTS} pipelined requests wait behind an unread answer, whose answers are never built`, async () => {
+      const app = await listening({ WRITE_TIMEOUT: '3600' });
+      const parsed = jest.fn();
+      app.server.prependListener('request', parsed);
+      const served = jest.spyOn(app.t.app.getHttpAdapter().getInstance() as unknown as { handle: () => void }, 'handle');
+      try {
+        const { reader, serverSide } = await nonReader(app);
+        const destroyed = once(serverSide, 'close');
+        reader.write('GET /docs/openapi-leads.json HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(200));
+        await destroyed;
+        // Node parsed the burst; the app was handed only the requests whose answers the kernel could take.
+        expect(parsed.mock.calls.length).toBeGreaterThan(MAX_PIPELINED_REQUESTS);
+        expect(served.mock.calls.length).toBeLessThan(parsed.mock.calls.length - MAX_PIPELINED_REQUESTS);
+        reader.destroy();
+      } finally {
+        await app.t.close();
+      }
+    });
+
+    it('answers pipelined requests of a reading client, in order', async () => {
+      const app = await listening();
+      try {
+        const client = await KeepAliveClient.open(app.port);
+        expect(await client.pipeline(['/api/v1/health', '/docs/openapi-leads.json', '/nope', '/api/v1/info', '/api/v1/health'])).toEqual([200, 200, 404, 200, 200]);
+        client.socket.destroy();
       } finally {
         await app.t.close();
       }

@@ -631,6 +631,16 @@ describe('MCP rate accounting: work spends the REST budget, housekeeping its own
     expect(String(call.headers.ratelimit)).toMatch(/^"anonymous";r=2;/);
   });
 
+  it('housekeeping is one allowance per client address: tokens minted there do not multiply it', async () => {
+    const ip = clientIp();
+    const tokens = await Promise.all([agentToken(t, ip), agentToken(t, ip), agentToken(t, ip)]);
+    const ping = (i: number) => mcp(ip, { jsonrpc: '2.0', id: i, method: 'ping' }, { Authorization: `Bearer ${tokens[i % 3].token}` });
+    for (let i = 0; i < 5; i++) expect((await ping(i)).status).toBe(200);
+    const refused = await ping(5);
+    expect(refused.status).toBe(429);
+    expect(rateLimitName(refused)).toBe('mcp_housekeeping');
+  });
+
   it('refuses a JSON-RPC batch with -32600 before any work, spending one housekeeping unit: 100 submit_lead store nothing', async () => {
     const ip = clientIp();
     const email = `batch-${randomInt(1e9)}@exemplo.com`;

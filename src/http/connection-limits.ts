@@ -1,6 +1,7 @@
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { Logger } from '@nestjs/common';
+import { clientAddressKey } from './client-ip.js';
 
 export interface ConnectionLimits {
   /** Concurrent connections in total; 0: no cap. */
@@ -9,11 +10,15 @@ export interface ConnectionLimits {
   maxPerAddress: number;
   /** How long a socket may hold response bytes its client does not read. */
   writeTimeoutMs: number;
+  /** IPv6 sockets are counted by this prefix, as rate limits are: one subscriber holds a whole /64. */
+  ipv6PrefixLength: number;
   /** Express's compiled TRUST_PROXY: a socket from a trusted proxy carries many clients, so it has no per-address cap. */
   isTrustedProxy: (address: string, hop: number) => boolean;
 }
 
 const REFUSAL_LOG_INTERVAL_MS = 10_000;
+/** Pipelined requests that may wait on one connection behind the answer being written; a client sending more is closed. */
+export const MAX_PIPELINED_REQUESTS = 16;
 const SWEEP_INTERVAL_MS = 1_000;
 
 /**
@@ -47,12 +52,13 @@ export function limitConnections(server: Server, limits: ConnectionLimits): void
   const parse = server.listeners('connection') as ((socket: Socket) => void)[];
   server.removeAllListeners('connection');
   server.on('connection', (socket: Socket) => {
-    const address = socket.remoteAddress;
-    if (!address) {
+    const remote = socket.remoteAddress;
+    if (!remote) {
       socket.destroy();
       return;
     }
-    const counted = limits.maxPerAddress > 0 && !limits.isTrustedProxy(address, 0);
+    const counted = limits.maxPerAddress > 0 && !limits.isTrustedProxy(remote, 0);
+    const address = counted ? (clientAddressKey(remote, limits.ipv6PrefixLength) ?? remote) : remote;
     if (counted) {
       const count = perAddress.get(address) ?? 0;
       if (count >= limits.maxPerAddress) {
@@ -97,4 +103,39 @@ export function limitConnections(server: Server, limits: ConnectionLimits): void
     }
   }, SWEEP_INTERVAL_MS).unref();
   server.once('close', () => clearInterval(sweep));
+  serveInTurn(server);
+}
+
+type Exchange = [IncomingMessage, ServerResponse];
+
+/**
+ * Pipelined requests are handed to the app one at a time, each once the answer before it has reached the kernel
+ * (the response's 'close'). Node parses every request of a burst at once and would build all their answers in memory
+ * behind an unread one (60 sockets pipelining the contract took the heap to 500 MB); waiting requests cost only their
+ * parsed heads, and a connection with more than MAX_PIPELINED_REQUESTS of them is closed.
+ */
+function serveInTurn(server: Server): void {
+  const app = server.listeners('request') as ((req: IncomingMessage, res: ServerResponse) => void)[];
+  server.removeAllListeners('request');
+  /** Per connection with an answer in progress: the requests waiting behind it. */
+  const waiting = new WeakMap<Socket, Exchange[]>();
+  const serve = (req: IncomingMessage, res: ServerResponse) => {
+    const socket = req.socket;
+    waiting.set(socket, waiting.get(socket) ?? []);
+    res.once('close', () => {
+      // Answered before its body was read (a CORS preflight, a 404, a 405): Node would read the rest, however large,
+      // to keep the connection; close it instead.
+      if (!req.complete) socket.destroy();
+      // A closed connection answers nothing more: what waited on it is dropped, not run.
+      const next = socket.destroyed ? undefined : waiting.get(socket)?.shift();
+      if (next) serve(...next);
+      else waiting.delete(socket);
+    });
+    for (const listener of app) listener.call(server, req, res);
+  };
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const queue = waiting.get(req.socket);
+    if (!queue) return serve(req, res);
+    if (queue.push([req, res]) > MAX_PIPELINED_REQUESTS) req.socket.destroy();
+  });
 }

@@ -185,7 +185,7 @@ export class McpServerFactory {
         run: async (args) => {
           const slug = (args as { slug?: unknown } | undefined)?.slug;
           const page = typeof slug === 'string' ? this.docs.find(slug) : undefined;
-          if (!page) return result({ errors: [{ pointer: '/slug', code: 'invalid_format', detail: `There is no documentation page "${String(slug)}".` }] }, true);
+          if (!page) return result({ errors: [{ pointer: '/slug', code: 'invalid_format', detail: 'There is no documentation page with that slug; search_docs lists them.' }] }, true);
           // The page is in the answer twice: structuredContent and its text mirror.
           const refusal = this.refuseOverCap(`get_doc ${page.slug}`, 2 * (this.resourceBytes.get(`leads://docs/${page.slug}`) ?? 0), page.url);
           if (refusal) return result({ code: 'answer_too_large', detail: refusal }, true);
@@ -225,7 +225,8 @@ export class McpServerFactory {
       async (uri, variables) => {
         const page = this.docs.find(String(variables.slug));
         // -32602 with data.uri, like any unknown resource (not an internal error).
-        if (!page) throw new ResourceNotFoundError(uri.href, `There is no documentation page "${String(variables.slug)}".`);
+        // The slug is not echoed: data.uri carries it already, and two copies of a 16 KiB one would outgrow small answer caps.
+        if (!page) throw new ResourceNotFoundError(uri.href, 'There is no documentation page with that slug; resources/list names them all.');
         return { contents: [{ uri: uri.href, mimeType: 'text/markdown', text: this.readable(`leads://docs/${page.slug}`, page.url, page.markdown) }] };
       },
     );

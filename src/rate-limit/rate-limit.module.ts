@@ -3,7 +3,6 @@ import { ThrottlerModule } from '@nestjs/throttler';
 import type { Request } from 'express';
 import { principalOf } from '../auth/principal.js';
 import { AppConfig } from '../config/config.js';
-import { callerOf } from '../http/caller.js';
 import { clientIp } from '../http/client-ip.js';
 import { FailedAuthLimiter } from './failed-auth.limiter.js';
 import { policies, PolicyName } from './rate-limit.policies.js';
@@ -26,8 +25,8 @@ const TRACKERS: Record<PolicyName, (req: Request) => string> = {
   },
   registration: clientIp,
   token: clientIp,
-  // Per caller, like the api tiers: the token subject, else the client address.
-  mcp_housekeeping: (req) => callerOf(req).scope,
+  // Per client address, token or not: free registrations must not multiply it (the identity ceiling's reasoning).
+  mcp_housekeeping: clientIp,
 };
 
 @Global()

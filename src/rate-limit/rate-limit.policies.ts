@@ -1,6 +1,6 @@
 import { AppConfig, RateLimitQuota } from '../config/config.js';
 
-/** What a route is limited by: the caller's tier (anonymous or agent), or its own per-IP (or per-caller) policy. */
+/** What a route is limited by: the caller's tier (anonymous or agent), or its own per-address policy. */
 export type RouteLimit = 'api' | 'registration' | 'token' | 'mcp_housekeeping';
 export type PolicyName = 'anonymous' | 'agent' | 'agent_per_address' | 'registration' | 'token' | 'mcp_housekeeping';
 

@@ -1,4 +1,5 @@
 import type { Server } from 'node:http';
+import { contractSchema } from './contract.js';
 import { connect, type AddressInfo } from 'node:net';
 
 export interface RawResponse {
@@ -28,4 +29,17 @@ export function rawRequest(server: Server | number, request: string, idleMs = 10
     });
     socket.write(request);
   });
+}
+
+/** A problem written before routing (app.setup.ts), checked against the contract's Problem schema directly. */
+export function expectRawProblem(res: RawResponse, status: number, code: string, leaks: RegExp): void {
+  expect(res.status).toBe(status);
+  // Written without "; charset=utf-8" by Node's clientError path, with it by strict-requests; either is UTF-8 JSON.
+  expect(res.headers['content-type']).toMatch(/^application\/problem\+json(; charset=utf-8)?$/);
+  const body = JSON.parse(res.body);
+  const validate = contractSchema('/components/schemas/Problem');
+  expect(validate(body) ? [] : validate.errors).toEqual([]);
+  expect(body).toMatchObject({ status, code, type: `http://leads.test/docs/errors#${code}` });
+  expect(body.request_id).toBe(res.headers['x-request-id']);
+  expect(res.body).not.toMatch(leaks);
 }
