@@ -308,6 +308,26 @@ describe('HTTP limits', () => {
       }
     });
 
+    it('serves a pipelined POST whose body arrives after the request before it was answered', async () => {
+      const app = await listening();
+      try {
+        const post = (body: string, close = '') => `POST ${LEAD} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${close}\r\n`;
+        const second = JSON.stringify({ nome: 'Bia Lima', email: 'bia@exemplo.com.br' });
+        const socket = connect(app.port, '127.0.0.1');
+        let received = '';
+        socket.on('data', (chunk) => (received += chunk));
+        const closed = new Promise((resolve) => socket.once('close', resolve));
+        // The second request's head comes with the first request; its body only once the first is answered.
+        socket.write(`${post(LEAD_BODY)}${LEAD_BODY}${post(second, 'Connection: close\r\n')}`);
+        await waitUntil(async () => received.includes('HTTP/1.1 201'));
+        socket.write(second);
+        await closed;
+        expect([...received.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((match) => match[1])).toEqual(['201', '201']);
+      } finally {
+        await app.t.close();
+      }
+    });
+
     it('answers pipelined requests of a reading client, in order', async () => {
       const app = await listening();
       try {

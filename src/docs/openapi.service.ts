@@ -12,4 +12,5 @@ export const OPENAPI_FILE = resolve('dist/openapi-leads.json');
 export class OpenApiService {
   readonly document: Record<string, unknown> = JSON.parse(readFileSync(OPENAPI_FILE, 'utf8')) as Record<string, unknown>;
   readonly json: string = JSON.stringify(this.document);
+  readonly bytes: Buffer = Buffer.from(this.json);
 }

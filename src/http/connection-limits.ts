@@ -111,14 +111,17 @@ type Exchange = [IncomingMessage, ServerResponse];
 /**
  * Pipelined requests are handed to the app one at a time, each once the answer before it has reached the kernel
  * (the response's 'close'). Node parses every request of a burst at once and would build all their answers in memory
- * behind an unread one (60 sockets pipelining the contract took the heap to 500 MB); waiting requests cost only their
- * parsed heads, and a connection with more than MAX_PIPELINED_REQUESTS of them is closed.
+ * behind an unread one (60 sockets pipelining the contract took the heap to 500 MB). While requests wait, the socket
+ * is not read, so only what one read brought in is parsed; a connection with more than MAX_PIPELINED_REQUESTS waiting
+ * is closed.
  */
 function serveInTurn(server: Server): void {
   const app = server.listeners('request') as ((req: IncomingMessage, res: ServerResponse) => void)[];
   server.removeAllListeners('request');
   /** Per connection with an answer in progress: the requests waiting behind it. */
   const waiting = new WeakMap<Socket, Exchange[]>();
+  /** Connections not read while requests wait on them (Node pauses sockets for its own reasons too: not these). */
+  const paused = new WeakSet<Socket>();
   const serve = (req: IncomingMessage, res: ServerResponse) => {
     const socket = req.socket;
     waiting.set(socket, waiting.get(socket) ?? []);
@@ -128,6 +131,8 @@ function serveInTurn(server: Server): void {
       if (!req.complete) socket.destroy();
       // A closed connection answers nothing more: what waited on it is dropped, not run.
       const next = socket.destroyed ? undefined : waiting.get(socket)?.shift();
+      // Read again: the next request's body may still be on its way.
+      if (paused.delete(socket) && !socket.destroyed) socket.resume();
       if (next) serve(...next);
       else waiting.delete(socket);
     });
@@ -136,6 +141,8 @@ function serveInTurn(server: Server): void {
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     const queue = waiting.get(req.socket);
     if (!queue) return serve(req, res);
+    // Read no more from a client that is ahead of its answers: what it sends next waits in the kernel, not the heap.
+    if (!paused.has(req.socket)) paused.add(req.socket.pause());
     if (queue.push([req, res]) > MAX_PIPELINED_REQUESTS) req.socket.destroy();
   });
 }

@@ -28,9 +28,10 @@ const ATTACKER_BUFFER_BYTES = 256 * 1024;
 
 /**
  * `sockets` connections (half asking for the contract over HTTP, half over MCP) that pipeline requests in bursts and
- * never read an answer, for `durationMs`. The service's resident memory is sampled throughout.
+ * never read an answer, for `durationMs`. The service's resident memory is sampled throughout. With `read`, the same
+ * traffic from clients that read their answers: the control, whose growth is what serving that traffic costs at all.
  */
-export async function unreadAnswers(service: ProbedService, port: number, sockets: number, durationMs: number): Promise<UnreadAttack> {
+export async function unreadAnswers(service: ProbedService, port: number, sockets: number, durationMs: number, read = false): Promise<UnreadAttack> {
   const beforeMb = service.rssMb();
   let peakMb = beforeMb;
   let requestsSent = 0;
@@ -39,7 +40,8 @@ export async function unreadAnswers(service: ProbedService, port: number, socket
   const end = Date.now() + durationMs;
   for (let i = 0; i < sockets; i++) {
     const socket = connect({ port, host: '127.0.0.1' });
-    socket.pause(); // never read
+    if (read) socket.resume();
+    else socket.pause(); // never read
     socket.on('error', () => undefined);
     socket.on('close', () => {
       if (Date.now() < end) closedByService++;
