@@ -31,7 +31,24 @@ export function clientAddressKey(address: string | undefined, prefix: number): s
   if (!address) return undefined;
   const version = isIP(address);
   if (version === 4) return address;
+  // IPv4 clients of a dual-stack listener, on every request: without the URL parser (5% of a lead's CPU).
+  if (address.startsWith('::ffff:') && isIP(address.slice(7)) === 4) return address.slice(7);
   if (version !== 6 || address.includes('%')) return undefined;
+  let keys = ipv6Keys.get(prefix);
+  if (!keys) ipv6Keys.set(prefix, (keys = new Map()));
+  let key = keys.get(address);
+  if (key === undefined) {
+    if (keys.size >= IPV6_KEY_CACHE_SIZE) keys.clear();
+    keys.set(address, (key = ipv6Key(address, prefix)));
+  }
+  return key;
+}
+
+/** IPv6 keys already worked out, by prefix length: the same clients come back on every request. */
+const ipv6Keys = new Map<number, Map<string, string>>();
+const IPV6_KEY_CACHE_SIZE = 10_000;
+
+function ipv6Key(address: string, prefix: number): string {
   const groups = ipv6Groups(address);
   if (groups.slice(0, 5).every((group) => group === 0) && groups[5] === 0xffff) {
     return [groups[6] >> 8, groups[6] & 0xff, groups[7] >> 8, groups[7] & 0xff].join('.');

@@ -67,7 +67,9 @@ export class RateLimitGuard extends ThrottlerGuard {
     }
     // The store is always ours (RateLimitModule): several counters, one round trip.
     const counts = await (this.storageService as RateLimitStore).incrementAll(charges);
-    reportQuota(res as Response, charges.map((charge, i) => ({ ...charge, ...counts[i] })));
+    // Named fields, not object spread: spreading the store's records went to V8's runtime, 3% of a lead's CPU.
+    const states = charges.map(({ name, limit, ttl }, i): CounterState => ({ name, limit, ttl, totalHits: counts[i].totalHits, timeToExpire: counts[i].timeToExpire }));
+    reportQuota(res as Response, states);
     return true;
   }
 }
