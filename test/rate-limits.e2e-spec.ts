@@ -226,9 +226,7 @@ describe('deprecation headers', () => {
     await proxy.start();
     database = await freshDatabase();
     const env = { TRUST_PROXY: '1', RATE_LIMIT_ANONYMOUS: '4/60s', REDIS_URL: `redis://127.0.0.1:${proxy.port}` };
-    a = await startTestApp(env, database);
-    b = await startTestApp(env, database);
-    await waitFor(async () => (await a.http.get('/api/v1/health')).body.checks?.redis === 'up' && (await b.http.get('/api/v1/health')).body.checks?.redis === 'up');
+    [a, b] = await twoInstancesOnRedis(env, database);
   });
   afterAll(async () => {
     await a.close();
@@ -462,9 +460,7 @@ describe('identity ceiling: the live registrations of one address share one agen
   beforeAll(async () => {
     database = await freshDatabase();
     const env = { TRUST_PROXY: '1', RATE_LIMIT_ANONYMOUS: '1/60s', RATE_LIMIT_AGENT: '10/60s', RATE_LIMIT_AGENT_PER_ADDRESS: '12/60s', REDIS_URL: REDIS_URL! };
-    a = await startTestApp(env, database);
-    b = await startTestApp(env, database);
-    await waitFor(async () => (await a.http.get('/api/v1/health')).body.checks?.redis === 'up' && (await b.http.get('/api/v1/health')).body.checks?.redis === 'up');
+    [a, b] = await twoInstancesOnRedis(env, database);
   });
   afterAll(async () => {
     await a.close();
@@ -483,3 +479,12 @@ describe('identity ceiling: the live registrations of one address share one agen
     expect(statuses).toEqual([...Array(12).fill(200), 429, 429]);
   });
 });
+
+/** Two instances on one database and one Redis, once both count in Redis. */
+async function twoInstancesOnRedis(env: Record<string, string>, database: TestDatabase): Promise<[TestApp, TestApp]> {
+  const a = await startTestApp(env, database);
+  const b = await startTestApp(env, database);
+  const redisUp = async (t: TestApp) => (await t.http.get('/api/v1/health')).body.checks?.redis === 'up';
+  await waitFor(async () => (await redisUp(a)) && (await redisUp(b)));
+  return [a, b];
+}

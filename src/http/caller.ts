@@ -18,3 +18,6 @@ export function callerOf(req: Request): Caller {
 }
 
 export const CurrentCaller = createParamDecorator((_data: unknown, ctx: ExecutionContext) => callerOf(ctx.switchToHttp().getRequest<Request>()));
+
+/** The client address as the rate limiter keys it (a registration's tokens share that address's agent ceiling). */
+export const ClientAddress = createParamDecorator((_data: unknown, ctx: ExecutionContext) => clientIp(ctx.switchToHttp().getRequest<Request>()));

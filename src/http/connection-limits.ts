@@ -2,6 +2,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { Logger } from '@nestjs/common';
 import { clientAddressKey } from './client-ip.js';
+import { gateRequests, type RequestListener } from './request-gate.js';
 
 export interface ConnectionLimits {
   /** Concurrent connections in total; 0: no cap. */
@@ -116,13 +117,11 @@ type Exchange = [IncomingMessage, ServerResponse];
  * is closed.
  */
 function serveInTurn(server: Server): void {
-  const app = server.listeners('request') as ((req: IncomingMessage, res: ServerResponse) => void)[];
-  server.removeAllListeners('request');
   /** Per connection with an answer in progress: the requests waiting behind it. */
   const waiting = new WeakMap<Socket, Exchange[]>();
   /** Connections not read while requests wait on them (Node pauses sockets for its own reasons too: not these). */
   const paused = new WeakSet<Socket>();
-  const serve = (req: IncomingMessage, res: ServerResponse) => {
+  const serve = (req: IncomingMessage, res: ServerResponse, next: RequestListener) => {
     const socket = req.socket;
     waiting.set(socket, waiting.get(socket) ?? []);
     res.once('close', () => {
@@ -130,17 +129,17 @@ function serveInTurn(server: Server): void {
       // to keep the connection; close it instead.
       if (!req.complete) socket.destroy();
       // A closed connection answers nothing more: what waited on it is dropped, not run.
-      const next = socket.destroyed ? undefined : waiting.get(socket)?.shift();
+      const following = socket.destroyed ? undefined : waiting.get(socket)?.shift();
       // Read again: the next request's body may still be on its way.
       if (paused.delete(socket) && !socket.destroyed) socket.resume();
-      if (next) serve(...next);
+      if (following) serve(...following, next);
       else waiting.delete(socket);
     });
-    for (const listener of app) listener.call(server, req, res);
+    next(req, res);
   };
-  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+  gateRequests(server, (req, res, next) => {
     const queue = waiting.get(req.socket);
-    if (!queue) return serve(req, res);
+    if (!queue) return serve(req, res, next);
     // Read no more from a client that is ahead of its answers: what it sends next waits in the kernel, not the heap.
     if (!paused.has(req.socket)) paused.add(req.socket.pause());
     if (queue.push([req, res]) > MAX_PIPELINED_REQUESTS) req.socket.destroy();

@@ -1,5 +1,6 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { ErrorCode } from '../problem/error-catalog.js';
+import { gateRequests } from './request-gate.js';
 
 export type Refusal = [ErrorCode, string];
 
@@ -13,15 +14,10 @@ export type Refusal = [ErrorCode, string];
  */
 export function strictRequests(server: Server, maxHeaders: number, refuse: (res: ServerResponse, refusal: Refusal) => void): void {
   server.maxHeadersCount = maxHeaders + 1;
-  const handlers = server.listeners('request') as ((req: IncomingMessage, res: ServerResponse) => void)[];
-  server.removeAllListeners('request');
-  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+  gateRequests(server, (req, res, next) => {
     const refusal = refusalOf(req, maxHeaders);
-    if (refusal) {
-      refuse(res, refusal);
-      return;
-    }
-    for (const handler of handlers) handler.call(server, req, res);
+    if (refusal) refuse(res, refusal);
+    else next(req, res);
   });
 }
 
