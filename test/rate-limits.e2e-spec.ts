@@ -25,14 +25,7 @@ function rateLimit(res: Response) {
 }
 
 async function agentToken(t: TestApp, ip: string): Promise<string> {
-  const registered = await t.http.post('/api/v1/agent/identity').set('X-Forwarded-For', ip).send({ type: 'anonymous' }).then(expectContract);
-  const token = await t.http
-    .post('/oauth2/token')
-    .set('X-Forwarded-For', ip)
-    .type('form')
-    .send({ grant_type: JWT_BEARER, assertion: registered.body.identity_assertion })
-    .then(expectContract);
-  return token.body.access_token;
+  return (await agent(t, ip)).token;
 }
 
 describe('rate limits', () => {
