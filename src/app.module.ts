@@ -1,14 +1,14 @@
 import { DynamicModule, Inject, MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { BearerGuard } from './auth/bearer.guard.js';
-import { CliModule } from './cli/cli.module.js';
+import { CliDownloadModule } from './cli-download/cli-download.module.js';
 import { AppConfig } from './config/config.js';
 import { APP_CONFIG, ConfigModule } from './config/config.module.js';
 import { DatabaseModule } from './database/database.module.js';
 import { DiscoveryModule } from './discovery/discovery.module.js';
 import { DocsModule } from './docs/docs.module.js';
 import { FormsModule } from './forms/forms.module.js';
-import { RawBodyMiddleware } from './http/raw-body.middleware.js';
+import { RawBodyMiddleware } from './body/raw-body.middleware.js';
 import { GraphqlModule } from './graphql/graphql.module.js';
 import { IdentityModule } from './identity/identity.module.js';
 import { LeadsModule } from './leads/leads.module.js';
@@ -41,7 +41,7 @@ export class AppModule implements NestModule {
         DiscoveryModule,
         GraphqlModule,
         McpModule,
-        CliModule,
+        CliDownloadModule,
         FormsModule,
       ],
       providers: [

@@ -8,10 +8,10 @@ import type { Express, NextFunction, Request, Response } from 'express';
 import helmet from 'helmet';
 import { AppModule } from './app.module.js';
 import { AppConfig } from './config/config.js';
-import { IPV6_PREFIX_SETTING } from './http/client-ip.js';
-import { limitConnections } from './http/connection-limits.js';
-import { PrototypedExpressAdapter } from './http/express-adapter.js';
-import { type Refusal, strictRequests } from './http/strict-requests.js';
+import { IPV6_PREFIX_SETTING } from './request/client-ip.js';
+import { limitConnections } from './server/connection-limits.js';
+import { PrototypedExpressAdapter } from './server/express-adapter.js';
+import { type Refusal, strictRequests } from './server/strict-requests.js';
 import { createLogger, NestPinoLogger, requestLogging } from './logging/logger.js';
 import { buildProblem, PROBLEM_MEDIA_TYPE } from './problem/problem.js';
 

@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import { type AddressInfo, connect, type Socket } from 'node:net';
 import { expectContract } from './support/contract.js';
 import { expectRawProblem, rawRequest, RawResponse } from './support/raw-http.js';
-import { MAX_PIPELINED_REQUESTS } from '../src/http/connection-limits.js';
+import { MAX_PIPELINED_REQUESTS } from '../src/server/connection-limits.js';
 import { countLeads, startTestApp, TestApp } from './support/test-app.js';
 
 /**

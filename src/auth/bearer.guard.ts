@@ -1,7 +1,7 @@
 import { applyDecorators, CanActivate, ExecutionContext, Injectable, SetMetadata } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Response } from 'express';
-import { distinctHeader } from '../http/distinct-header.js';
+import { distinctHeader } from '../request/distinct-header.js';
 import { TokenService } from '../oauth/token.service.js';
 import { AppError } from '../problem/app-error.js';
 import { FailedAuthLimiter } from '../rate-limit/failed-auth.limiter.js';

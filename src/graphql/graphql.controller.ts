@@ -1,7 +1,7 @@
 import { Controller, Get, Header, HttpCode, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { OptionalBearer } from '../auth/bearer.guard.js';
-import { JsonValue } from '../http/json-body.js';
+import { JsonValue } from '../body/json-body.js';
 import { RateLimit } from '../rate-limit/rate-limit.guard.js';
 import { GRAPHQL_EXPLORER_HTML } from './graphql-explorer.js';
 import { GraphqlService } from './graphql.service.js';

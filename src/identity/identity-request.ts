@@ -1,6 +1,6 @@
 import { validationFailed, AppError } from '../problem/app-error.js';
 import { FieldError } from '../problem/error-catalog.js';
-import { escapePointer } from '../http/strict-json.js';
+import { escapePointer } from '../body/strict-json.js';
 import { codePointLength, EMAIL_FORMAT, FORBIDDEN_CHARACTER, normaliseEmail } from '../leads/lead-rules.js';
 import { RegistrationType } from './agent-registration.entity.js';
 

@@ -1,6 +1,6 @@
 import { Controller, Header, HttpCode, Post } from '@nestjs/common';
-import { ClientAddress } from '../http/caller.js';
-import { JsonBody } from '../http/json-body.js';
+import { ClientAddress } from '../auth/caller.decorator.js';
+import { JsonBody } from '../body/json-body.js';
 import { RateLimit } from '../rate-limit/rate-limit.guard.js';
 import { IdentityResponse, IdentityService } from './identity.service.js';
 

@@ -1,6 +1,6 @@
 import { createParamDecorator, ExecutionContext } from '@nestjs/common';
 import type { Request } from 'express';
-import { distinctHeader } from '../http/distinct-header.js';
+import { distinctHeader } from '../request/distinct-header.js';
 import { AppError } from '../problem/app-error.js';
 
 const BARE_KEY = /^[\x21-\x7E]([\x20-\x7E]{0,253}[\x21-\x7E])?$/;

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { CONTRACT, contractSchema } from '../../test/support/contract.js';
-import { escapePointer } from '../http/strict-json.js';
+import { escapePointer } from '../body/strict-json.js';
 import { AppError } from '../problem/app-error.js';
 import { LEAD_FIELD_NAMES, LEAD_FIELDS, LeadField } from './lead-rules.js';
 import { LeadValidationService } from './lead-validation.service.js';

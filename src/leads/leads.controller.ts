@@ -1,8 +1,8 @@
 import { Controller, HttpCode, Post } from '@nestjs/common';
 import { OptionalBearer } from '../auth/bearer.guard.js';
-import { Caller, CurrentCaller } from '../http/caller.js';
+import { Caller, CurrentCaller } from '../auth/caller.decorator.js';
 import { RateLimit } from '../rate-limit/rate-limit.guard.js';
-import { JsonBody } from '../http/json-body.js';
+import { JsonBody } from '../body/json-body.js';
 import { IdempotencyKeyHeader } from './idempotency-key.header.js';
 import { LeadReceipt, LeadsService } from './leads.service.js';
 

@@ -4,7 +4,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
 import { uuidv7 } from '../database/uuid-v7.js';
 import { batchedInsert } from '../database/batched-insert.js';
-import { Caller } from '../http/caller.js';
+import { Caller } from '../auth/caller.decorator.js';
 import { IdempotencyService } from './idempotency.service.js';
 import { Lead } from './lead.entity.js';
 import { LEAD_FIELD_NAMES, NormalisedLead } from './lead-rules.js';

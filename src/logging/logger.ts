@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { LoggerService } from '@nestjs/common';
 import { pino, type Level, type Logger } from 'pino';
-import { assignRequestId } from '../http/request-id.js';
+import { assignRequestId } from '../request/request-id.js';
 import { safeError } from './safe-error.js';
 
 /** Keys whose values are personal data or credentials; censored wherever they appear in a log object. */

@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import { parseJsonBody } from '../http/json-body.js';
+import { parseJsonBody } from '../body/json-body.js';
 import { AppError } from '../problem/app-error.js';
 import type { RouteLimit } from '../rate-limit/rate-limit.policies.js';
 

@@ -15,7 +15,7 @@ import { AppConfig } from '../config/config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { DocsService } from '../docs/docs.service.js';
 import { OpenApiService } from '../docs/openapi.service.js';
-import { Caller } from '../http/caller.js';
+import { Caller } from '../auth/caller.decorator.js';
 import { LeadValidationService } from '../leads/lead-validation.service.js';
 import { LeadsService } from '../leads/leads.service.js';
 import { HealthService } from '../meta/health.service.js';

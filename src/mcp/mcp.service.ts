@@ -4,7 +4,7 @@ import { hostHeaderValidation, toNodeHandler } from '@modelcontextprotocol/node'
 import type { Request, Response } from 'express';
 import { AppConfig } from '../config/config.js';
 import { APP_CONFIG } from '../config/config.module.js';
-import { Caller, callerOf } from '../http/caller.js';
+import { Caller, callerOf } from '../auth/caller.decorator.js';
 import { mcpBody } from './mcp-message.js';
 import { McpServerFactory } from './mcp-server.factory.js';
 import { buildServerCard } from './server-card.js';

@@ -1,5 +1,5 @@
 import { Controller, Header, HttpCode, Post } from '@nestjs/common';
-import { FormBody } from '../http/form-body.js';
+import { FormBody } from '../body/form-body.js';
 import { RateLimit } from '../rate-limit/rate-limit.guard.js';
 import { TokenResponse, TokenService } from './token.service.js';
 

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { AppConfig } from '../config/config.js';
 import { APP_CONFIG } from '../config/config.module.js';
-import { clientIp } from '../http/client-ip.js';
+import { clientIp } from '../request/client-ip.js';
 import { policies, Policy } from './rate-limit.policies.js';
 import { rateLimitKey, reportQuota } from './rate-limit.guard.js';
 import { RateLimitStore } from './rate-limit.store.js';

@@ -3,7 +3,7 @@ import { ThrottlerModule } from '@nestjs/throttler';
 import type { Request } from 'express';
 import { principalOf } from '../auth/principal.js';
 import { AppConfig } from '../config/config.js';
-import { clientIp } from '../http/client-ip.js';
+import { clientIp } from '../request/client-ip.js';
 import { FailedAuthLimiter } from './failed-auth.limiter.js';
 import { policies, PolicyName } from './rate-limit.policies.js';
 import { rateLimitKey } from './rate-limit.guard.js';

@@ -1,6 +1,6 @@
 import { Controller, HttpCode, Post } from '@nestjs/common';
 import { OptionalBearer } from '../auth/bearer.guard.js';
-import { JsonBody } from '../http/json-body.js';
+import { JsonBody } from '../body/json-body.js';
 import { RateLimit } from '../rate-limit/rate-limit.guard.js';
 import { SandboxResult, SandboxService } from './sandbox.service.js';
 

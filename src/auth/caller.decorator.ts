@@ -1,7 +1,7 @@
 import { createParamDecorator, ExecutionContext } from '@nestjs/common';
 import type { Request } from 'express';
-import { principalOf } from '../auth/principal.js';
-import { clientIp } from './client-ip.js';
+import { principalOf } from './principal.js';
+import { clientIp } from '../request/client-ip.js';
 
 export interface Caller {
   /** Scope of per-caller state such as idempotency keys: the token subject, else the client IP. */

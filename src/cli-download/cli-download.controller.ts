@@ -1,13 +1,13 @@
 import { Controller, Get, Header, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { escapeHtml, docsLayout } from '../docs/docs-layout.js';
-import { CliService } from './cli.service.js';
+import { CliDownloadService } from './cli-download.service.js';
 
 export const CLI_MEDIA_TYPE = 'text/javascript; charset=utf-8';
 
 @Controller('cli')
-export class CliController {
-  constructor(private readonly cli: CliService) {}
+export class CliDownloadController {
+  constructor(private readonly cli: CliDownloadService) {}
 
   /** The install page: the curl line, the version and the SHA-256 of the file /cli/leads serves. */
   @Get()

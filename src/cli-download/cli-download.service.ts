@@ -20,7 +20,7 @@ export interface CliFile {
 
 /** The command-line client as served: the built bundle with this service's PUBLIC_BASE_URL baked in. */
 @Injectable()
-export class CliService implements OnModuleInit {
+export class CliDownloadService implements OnModuleInit {
   private file?: CliFile;
 
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}

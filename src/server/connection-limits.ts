@@ -1,7 +1,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { Logger } from '@nestjs/common';
-import { clientAddressKey } from './client-ip.js';
+import { clientAddressKey } from '../request/client-ip.js';
 import { gateRequests, type RequestListener } from './request-gate.js';
 
 export interface ConnectionLimits {

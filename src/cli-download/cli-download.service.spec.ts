@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { AppConfig } from '../config/config.js';
 import { AppError } from '../problem/app-error.js';
-import { CliService } from './cli.service.js';
+import { CliDownloadService } from './cli-download.service.js';
 
-describe('CliService', () => {
+describe('CliDownloadService', () => {
   const cwd = process.cwd();
   let dir: string;
   const config = { publicBaseUrl: 'https://leads.example', version: '9.9.9' } as AppConfig;
@@ -21,7 +21,7 @@ describe('CliService', () => {
   });
 
   it('answers 503 service_unavailable while the bundle is missing, then serves it once built', () => {
-    const service = new CliService(config);
+    const service = new CliDownloadService(config);
     service.onModuleInit();
     let error: unknown;
     try {
