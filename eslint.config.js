@@ -7,7 +7,8 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    // Issue 18: one regular expression that backtracked super-linearly froze the event loop for seconds per request.
+    // One regular expression that backtracked super-linearly froze the event loop for seconds per request
+    // (docs/decisions/0014-linear-regular-expressions.md).
     // "potential" also judges patterns whose use the rule cannot see (built once, tested elsewhere). The contract's
     // patterns and the lead rules built from strings get the same analysis in src/leads/linear-patterns.spec.ts.
     files: ['src/**/*.{ts,js}', 'cli/**/*.ts', 'scripts/**/*.{js,mjs,cjs}'],

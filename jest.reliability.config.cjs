@@ -1,4 +1,4 @@
-// The reliability suite of issue 8 (test/reliability): the built service as real processes under load, crashes,
+// The reliability suite (test/reliability): the built service as real processes under load, crashes,
 // outages and slow clients. Not part of `npm test`; `npm run test:reliability` runs it, CI with RELIABILITY_MODE=short.
 const { projects } = require('./jest.config.cjs');
 

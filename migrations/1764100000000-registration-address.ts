@@ -2,7 +2,8 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
  * The client address each agent registration came from: the agent quotas of the live registrations of one address
- * share one ceiling (issue 18). Older registrations keep null and are limited by their own quota only.
+ * share one ceiling (docs/decisions/0013-identity-ceiling-per-address.md). Older registrations keep null and are
+ * limited by their own quota only.
  */
 export class RegistrationAddress1764100000000 implements MigrationInterface {
   name = 'RegistrationAddress1764100000000';

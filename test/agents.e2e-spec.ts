@@ -8,7 +8,7 @@ import { freePort } from './support/server-process.js';
 import { ON_POSTGRES, startTestApp, TestApp } from './support/test-app.js';
 
 /**
- * Issue "Agent registration, token exchange, discovery and bearer authentication" (decisions.md §3–§7, standards.md §1.2–§1.9, §3):
+ * Agent registration, token exchange, discovery and bearer authentication (docs/decisions/, records 0005 to 0010):
  * independent OAuth clients (oauth4webapi, openid-client) against a real listening server whose PUBLIC_BASE_URL is the
  * address they call, plus the exact answers of every endpoint through supertest and the contract.
  */
@@ -17,7 +17,10 @@ const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 const JSON_UTF8 = 'application/json; charset=utf-8';
 const PROBLEM = 'application/problem+json; charset=utf-8';
 const LEAD = { nome: 'Maria da Silva', email: 'maria@empresa.com.br' };
-/** Members every problem carries (decisions §3); OAuth errors add error and error_description. */
+/**
+ * Members every problem carries (docs/decisions/0005-errors-are-problem-details.md); OAuth errors add error and
+ * error_description.
+ */
 const PROBLEM_MEMBERS = ['code', 'detail', 'hint', 'instance', 'request_id', 'status', 'title', 'type'];
 const PRIVATE_JWK_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
 /** Loopback http is fine for these clients only when told so. */
@@ -76,7 +79,10 @@ describe('agents: registration, token exchange, discovery and bearer authenticat
     expect(res.body).toMatchObject({ code: 'invalid_token', status: 401, type: `${BASE}/docs/errors#invalid_token` });
   }
 
-  /** RFC 6749 §5.2 members and the problem members in one body, never cached (decisions §3, §5). */
+  /**
+   * RFC 6749 §5.2 members and the problem members in one body, never cached
+   * (docs/decisions/0006-oauth-errors-carry-both-shapes.md).
+   */
   function expectOAuthError(res: Response, error: string, mediaType = PROBLEM): void {
     expect(res.status).toBe(400);
     expect(res.headers['content-type']).toBe(mediaType);

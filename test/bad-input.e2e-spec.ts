@@ -7,8 +7,10 @@ import { expectRawProblem, rawRequest as rawRequestTo } from './support/raw-http
 import { countLeads, ON_POSTGRES, startTestApp, TestApp } from './support/test-app.js';
 
 /**
- * standards.md §4 ("Bad inputs for a hardened public JSON API"), row by row, against the real app, with the answers that
- * decisions.md §2–§3 chose: exact status, media type, problem code and errors[], and never a stored row or a 5xx.
+ * The bad inputs a public JSON API meets (malformed, mis-typed, mis-encoded, oversized, hostile), row by row, against
+ * the real app, with the answers of docs/decisions/0002-lead-fields-and-normalisation.md,
+ * 0003-strict-json-request-bodies.md and 0005-errors-are-problem-details.md: exact status, media type, problem code
+ * and errors[], and never a stored row or a 5xx.
  * Body rows run on both POST /api/v1/lead and POST /api/v1/sandbox, which share one parser and one validator.
  */
 
@@ -29,7 +31,7 @@ type Method = 'get' | 'post' | 'put' | 'patch' | 'delete' | 'head';
 const withRaw = (field: string, rawValue: string) => JSON.stringify({ ...VALID, [field]: 0 }).replace(`"${field}":0`, `"${field}":${rawValue}`);
 const nested = (depth: number) => '['.repeat(depth) + ']'.repeat(depth);
 
-describe('bad input (standards §4) on the lead and sandbox endpoints', () => {
+describe('bad input on the lead and sandbox endpoints', () => {
   let t: TestApp;
   let server: Server;
 
@@ -532,7 +534,7 @@ describe('bad input (standards §4) on the lead and sandbox endpoints', () => {
         '"ana"@exemplo.com',
         'ana@exemplo.com\u200b', // zero-width space
         'ana@[127.0.0.1]',
-        // issue 18: IP literals, and local parts over 64 octets (RFC 5321)
+        // IP literals, and local parts over 64 octets (RFC 5321)
         'a@1.2.3.4',
         'a@[1.2.3.4]',
         'a@[IPv6:2001:db8::1]',
@@ -551,9 +553,9 @@ describe('bad input (standards §4) on the lead and sandbox endpoints', () => {
         '+55#11987654321',
         '１１９８７６５４３２１', // full-width digits
         '11 98765-4321 ramal 2',
-        '((((((((', // issue 18: no digit at all
+        '((((((((', // no digit at all
         '(11) 1234-5', // 7 digits
-        `${' '.repeat(2500)}12345678x`, // issue 18: 9.3 s of backtracking before the fix
+        `${' '.repeat(2500)}12345678x`, // 9.3 s of backtracking for the telefone pattern before it was made linear
       ])('telefone %j → 422 invalid_format', async (telefone) => {
         await invalid(path, { ...VALID, telefone }, [['/telefone', 'invalid_format']]);
       });
@@ -570,7 +572,7 @@ describe('bad input (standards §4) on the lead and sandbox endpoints', () => {
         expect((await normalised(path, res)).telefone).toBe('12345678');
       });
 
-      // Issue 18: the old pattern took tens of minutes for this body, holding every other request; it must be answered
+      // The old telefone pattern took tens of minutes for this body, holding every other request; it must be answered
       // like any other bad telephone (within the test's timeout: no timing is asserted).
       it.each([
         ['spaces then a letter', (room: number) => `${' '.repeat(room)}12345678x`, 'invalid_format'],
@@ -587,7 +589,7 @@ describe('bad input (standards §4) on the lead and sandbox endpoints', () => {
       });
     });
 
-    describe('values with nothing visible, and tag characters (issue 18)', () => {
+    describe('values with nothing visible, and tag characters', () => {
       const BLANK: [string, string][] = [
         ['U+200B zero width space', '\u200b'],
         ['U+200D zero width joiner', '\u200d'],
@@ -666,7 +668,7 @@ describe('bad input (standards §4) on the lead and sandbox endpoints', () => {
   });
 
   describe('lead-only rows', () => {
-    it('ignores a query string on POST (decisions: ignored, not an unknown field)', async () => {
+    it('ignores a query string on POST (not an unknown field)', async () => {
       const res = await accepts(LEAD, () => sendJson(`${LEAD}?debug=1&nome=Intruso`, VALID));
       expect(await normalised(LEAD, res)).toEqual(VALID);
       const bad = await rejects(() => sendJson(`${LEAD}?debug=1`, {}), 422, 'validation_failed');
@@ -710,7 +712,7 @@ describe('bad input (standards §4) on the lead and sandbox endpoints', () => {
       ['two Authorization headers', ['Bearer a.b.c', 'Bearer d.e.f']],
       ['a token with a character outside b64token', ['Bearer abc def']],
       ['a bearer token that is not a JWT', ['Bearer not-a-token']],
-    ])('answers 401 invalid_token with the Bearer challenge for %s (decisions §6), storing nothing', async (_name, values) => {
+    ])('answers 401 invalid_token with the Bearer challenge for %s, storing nothing', async (_name, values) => {
       // superagent sends an array value as one header line per element.
       const res = await rejects(() => send(LEAD, JSON.stringify(VALID), { ...JSON_TYPE, Authorization: values as unknown as string }), 401, 'invalid_token');
       expect(res.headers['www-authenticate']).toBe('Bearer error="invalid_token", resource_metadata="http://leads.test/.well-known/oauth-protected-resource"');

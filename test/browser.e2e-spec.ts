@@ -194,7 +194,7 @@ describeBrowser(HAVE_CHROMIUM ? `browser (Chromium at ${CHROMIUM})` : `browser (
     expect(leadPosts).toBe(2);
   });
 
-  it('(b2) a name with nothing visible in it (issue 18) shows the message beside the name field and stores nothing', async () => {
+  it('(b2) a name with nothing visible in it shows the message beside the name field and stores nothing', async () => {
     const before = await countLeads(t.dataSource);
     await page.goto(customerBase);
     await fill(page, { nome: '\u200b\u3164\u2800', email: 'maria@example.com' });

@@ -163,7 +163,7 @@ describe('anonymous commands', () => {
     expect(JSON.parse((await run(['info', '--json'])).stdout).links.cli).toBe(`${server.baseUrl}/cli/`);
   });
 
-  it('sandbox: the lead rules of issue 18 are told with the service’s reasons', async () => {
+  it('sandbox: the rules on invisible values, IP-literal e-mails and digitless telephones are told with the service’s reasons', async () => {
     const invalid = await run(['sandbox', '--nome', '\u200b\u3164', '--email', 'ana@1.2.3.4', '--telefone', '((((((((']);
     expect(invalid.code).toBe(2);
     expect(invalid.stderr).toContain('  /nome: nome must not be blank: it needs at least one visible character.');

@@ -7,9 +7,10 @@ import { expectContract } from './support/contract.js';
 import { startTestApp, TestApp } from './support/test-app.js';
 
 /**
- * Issue "Read-only GraphQL over health, site and docs" (decisions.md §3, §10): the same data as REST through the same
- * door (body rules, bearer guard, rate-limit tiers, problems), and every query bounded: each refusal is a GraphQL error
- * with its own message and `extensions.code`, never a 5xx and never a stack trace.
+ * Read-only GraphQL over health, site and docs (docs/decisions/0016-graphql-read-only-through-the-same-door.md): the
+ * same data as REST through the same door (body rules, bearer guard, rate-limit tiers, problems), and every query
+ * bounded: each refusal is a GraphQL error with its own message and `extensions.code`, never a 5xx and never a stack
+ * trace.
  */
 
 const PATH = '/api/v1/graphql';
@@ -386,7 +387,7 @@ describe('GraphQL: POST /api/v1/graphql', () => {
       expect(agent.status).toBe(200);
       expect(agent.body).toEqual({ data: { health: { status: 'ok' } } });
       expect(rateLimitPolicy(agent)).toBe('agent');
-      // The agent's own budget first; its registering address's shared ceiling (issue 18) follows.
+      // The agent's own budget first; its registering address's shared ceiling follows.
       expect(agent.headers.ratelimit).toMatch(/^"agent";r=\d+;t=\d+, "agent_per_address";r=\d+;t=\d+$/);
       const anonymous = await query('{ health { status } }');
       expect(anonymous.status).toBe(200);

@@ -7,9 +7,9 @@ import { MAX_PIPELINED_REQUESTS } from '../src/server/connection-limits.js';
 import { countLeads, startTestApp, TestApp } from './support/test-app.js';
 
 /**
- * The limits Node's HTTP server does not set by itself (issue 18): connections, bodies over the limit, header counts,
- * strict request lines and hosts, forwarded addresses, and clients that never read their answers. Most of these are
- * answered before routing, so raw sockets send them.
+ * The limits Node's HTTP server does not set by itself (docs/decisions/0015-http-server-limits.md): connections,
+ * bodies over the limit, header counts, strict request lines and hosts, forwarded addresses, and clients that never
+ * read their answers. Most of these are answered before routing, so raw sockets send them.
  */
 
 const LEAD = '/api/v1/lead';

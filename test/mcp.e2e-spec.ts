@@ -8,8 +8,9 @@ import { freePort } from './support/server-process.js';
 import { countLeads, ON_POSTGRES, startTestApp, TestApp } from './support/test-app.js';
 
 /**
- * Issue 6 "Model Context Protocol server and server card": the SDK client over streamable HTTP in both protocol
- * eras (2025 `initialize`, 2026-07-28 stateless), the transport's HTTP edges, shared auth and rate limits, and the card.
+ * The Model Context Protocol server and server card (docs/decisions/0017-mcp-stateless-over-the-same-services.md): the
+ * SDK client over streamable HTTP in both protocol eras (2025 `initialize`, 2026-07-28 stateless), the transport's HTTP
+ * edges, shared auth and rate limits, and the card.
  */
 
 const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
@@ -194,7 +195,7 @@ describe('MCP server (streamable HTTP at /mcp) and server card', () => {
       }
     });
 
-    it('validate_lead refuses the lead content of issue 18 as the sandbox does, the padded telephone answered at once', async () => {
+    it('validate_lead refuses hostile lead content as the sandbox does, the padded telephone answered at once', async () => {
       const cases: [Record<string, string>, string][] = [
         [{ nome: 'Ana', email: 'ana@exemplo.com', telefone: `${' '.repeat(2500)}12345678x` }, '/telefone:invalid_format'],
         [{ nome: 'Ana', email: 'ana@exemplo.com', telefone: `${' '.repeat(15000)}12345678x` }, '/telefone:invalid_format'],
@@ -505,7 +506,8 @@ describe('MCP server (streamable HTTP at /mcp) and server card', () => {
       expect(transport.status).toBe(200);
       expect(transport.text).toBe(wellKnown.text);
       const card = wellKnown.body;
-      // The required members and rules of the current draft schema (mcp.md §1).
+      // The required members and rules of the draft schema that $schema names
+      // (github.com/modelcontextprotocol/experimental-ext-server-card).
       expect(card.$schema).toBe(SERVER_CARD_SCHEMA);
       expect(card.name).toMatch(/^[a-zA-Z0-9.-]+\/[a-zA-Z0-9._-]+$/);
       expect(card.name.length).toBeGreaterThanOrEqual(3);

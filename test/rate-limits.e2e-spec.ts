@@ -296,7 +296,7 @@ function livenessQueries(t: TestApp): { count(): number; restore(): void } {
   };
 }
 
-describe('failed authentication spends the anonymous budget (issue 18)', () => {
+describe('failed authentication spends the anonymous budget', () => {
   let t: TestApp;
   beforeAll(async () => {
     t = await startTestApp({ TRUST_PROXY: '1', RATE_LIMIT_ANONYMOUS: '3/60s', RATE_LIMIT_AGENT: '30/60s' });
@@ -382,7 +382,7 @@ describe('failed authentication spends the anonymous budget (issue 18)', () => {
   });
 });
 
-describe('identity ceiling: the live registrations of one address share one agent budget (issue 18)', () => {
+describe('identity ceiling: the live registrations of one address share one agent budget', () => {
   let t: TestApp;
   beforeAll(async () => {
     t = await startTestApp({ TRUST_PROXY: '1', RATE_LIMIT_ANONYMOUS: '1/60s', RATE_LIMIT_AGENT: '10/60s', RATE_LIMIT_AGENT_PER_ADDRESS: '15/60s' });

@@ -126,7 +126,7 @@ describe('POST /api/v1/sandbox', () => {
       ['blank nome', json({ nome: '   ', email: 'ana@exemplo.com' }), 422, 'validation_failed', ['/nome:too_short']],
       ['bad email', json({ nome: 'Ana', email: 'ana@exemplo' }), 422, 'validation_failed', ['/email:invalid_format']],
       ['telephone with letters', json({ nome: 'Ana', email: 'ana@exemplo.com', telefone: '11 9876-ABCD' }), 422, 'validation_failed', ['/telefone:invalid_format']],
-      // issue 18
+      // hostile values (docs/decisions/0002-lead-fields-and-normalisation.md, 0014-linear-regular-expressions.md)
       ['telephone without digits', json({ nome: 'Ana', email: 'ana@exemplo.com', telefone: '((((((((' }), 422, 'validation_failed', ['/telefone:invalid_format']],
       ['telephone of 2,500 spaces and 12345678x', json({ nome: 'Ana', email: 'ana@exemplo.com', telefone: `${' '.repeat(2500)}12345678x` }), 422, 'validation_failed', ['/telefone:invalid_format']],
       ['nome of invisible characters', json({ nome: '\u200b\u200d\u2060\u00ad\u3164\u2800\ufffc\u0301', email: 'ana@exemplo.com' }), 422, 'validation_failed', ['/nome:too_short']],

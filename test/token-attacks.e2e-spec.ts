@@ -23,9 +23,11 @@ import { rawRequest as rawRequestTo } from './support/raw-http.js';
 import { countLeads, startTestApp, TestApp } from './support/test-app.js';
 
 /**
- * standards.md §2 ("Token-side security"), attack cases #1–#16, against the real app on both sides where they apply:
- * as the `assertion` of the JWT-bearer grant (400 invalid_grant with one generic description, decisions §5) and as the
- * bearer token of POST /api/v1/lead (401 invalid_token with the challenge of decisions §6, nothing stored).
+ * Attacks on JWTs (RFC 8725, RFC 7523 §3, RFC 9068), grouped into classes #1–#16 in the table below, against the real
+ * app on both sides where they apply: as the `assertion` of the JWT-bearer grant (400 invalid_grant with one generic
+ * description, docs/decisions/0008-token-exchange-and-access-tokens.md) and as the bearer token of POST /api/v1/lead
+ * (401 invalid_token with the challenge of docs/decisions/0009-bearer-tokens-are-optional-never-ignored.md, nothing
+ * stored).
  * Genuine material comes from the service itself; "our key" below means the private JWK read from signing_keys, so that
  * a token can be correct in every respect but the one under test. Controls prove that such tokens are otherwise accepted.
  */
@@ -42,7 +44,10 @@ const HOUR = 3600;
 
 type Purpose = 'assertion' | 'access_token';
 
-/** One kind of JWT and where it is presented; lifetimes are those of decisions §4 (1 h) and §5 (expires_in 900). */
+/**
+ * One kind of JWT and where it is presented; lifetimes: assertions 1 h, access tokens 900 s
+ * (docs/decisions/0007-agent-registration.md, 0008-token-exchange-and-access-tokens.md).
+ */
 interface Side {
   name: string;
   purpose: Purpose;
@@ -128,7 +133,7 @@ function submitLead(token: string, app: TestApp = t): Promise<Response> {
   return app.http.post('/api/v1/lead').set('X-Forwarded-For', freshIp()).set('Authorization', `Bearer ${token}`).send(LEAD).then(expectContract);
 }
 
-/** The side's answer for a token it must refuse, with every member decisions §3, §5 and §6 promise. */
+/** The side's answer for a token it must refuse, with every member its record in docs/decisions/ (0006, 0009) promises. */
 async function refuse(side: Side, token: string, app: TestApp = t): Promise<Response> {
   if (side.purpose === 'assertion') {
     const res = await exchange(token, app);
@@ -315,7 +320,7 @@ afterAll(async () => {
 // ---- the table -----------------------------------------------------------------------------------------------------
 
 type Build = (side: Side) => string | Promise<string>;
-/** [standards row, case, token builder, only on this side]. */
+/** [attack class, case, token builder, only on this side]. */
 type Row = [string, string, Build, Purpose?];
 
 const zeroSignature = (side: Side) => Buffer.alloc(side.alg === 'ES256' ? 64 : 256).toString('base64url');

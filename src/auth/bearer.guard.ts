@@ -14,8 +14,10 @@ export const OptionalBearer = () => applyDecorators(SetMetadata(OPTIONAL_BEARER,
 
 /**
  * The one authentication step: on marked routes it turns the request into an anonymous or agent principal for the
- * rate limiter and the services. A token that is present but bad is a 401, never a silent downgrade (decisions §6),
- * and it spends the client address's anonymous budget: a 429 once spent, before any lookup (issue 18).
+ * rate limiter and the services. A token that is present but bad is a 401, never a silent downgrade
+ * (docs/decisions/0009-bearer-tokens-are-optional-never-ignored.md), and it spends the client address's anonymous
+ * budget: a 429 once spent, before any lookup
+ * (docs/decisions/0012-failed-authentication-spends-the-anonymous-budget.md).
  */
 @Injectable()
 export class BearerGuard implements CanActivate {

@@ -214,7 +214,7 @@ describe('loadConfig', () => {
       },
     );
 
-    it('refuses an agent quota below ten times the anonymous one (decisions §8), naming RATE_LIMIT_AGENT', () => {
+    it('refuses an agent quota below ten times the anonymous one, naming RATE_LIMIT_AGENT', () => {
       const error = expectRefused('RATE_LIMIT_AGENT', '100/60s', { RATE_LIMIT_ANONYMOUS: '60/60s' });
       expect(error.message).toContain('10');
       expect(() => loadConfig({ RATE_LIMIT_ANONYMOUS: '60/60s', RATE_LIMIT_AGENT: '600/60s' })).not.toThrow();

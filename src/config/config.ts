@@ -40,7 +40,10 @@ export interface AppConfig {
   ipv6PrefixLength: number;
   rateLimitAnonymous: RateLimitQuota;
   rateLimitAgent: RateLimitQuota;
-  /** The ceiling shared by the agent quotas of every live registration made from one client address (issue 18). */
+  /**
+   * The ceiling shared by the agent quotas of every live registration made from one client address
+   * (docs/decisions/0013-identity-ceiling-per-address.md).
+   */
   rateLimitAgentPerAddress: RateLimitQuota;
   /** Per-IP quota of agent registrations, so that nobody mints unlimited identities. */
   rateLimitRegistration: RateLimitQuota;
@@ -74,7 +77,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
   const port = parsePort(value('PORT'));
   const rateLimitAnonymous = parseQuota('RATE_LIMIT_ANONYMOUS', value('RATE_LIMIT_ANONYMOUS') ?? '60/60s');
   const rateLimitAgent = parseQuota('RATE_LIMIT_AGENT', value('RATE_LIMIT_AGENT') ?? '600/60s');
-  // decisions §8: a token must be worth having.
+  // A token must be worth having (docs/decisions/0011-rate-limit-tiers.md).
   if (rateLimitAgent.limit / rateLimitAgent.windowSeconds < (10 * rateLimitAnonymous.limit) / rateLimitAnonymous.windowSeconds) {
     throw new ConfigError('RATE_LIMIT_AGENT', 'must allow at least 10 times the rate of RATE_LIMIT_ANONYMOUS');
   }

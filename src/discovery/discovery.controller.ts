@@ -2,7 +2,7 @@ import { applyDecorators, Controller, Get, Header } from '@nestjs/common';
 import { PublicJwk } from '../oauth/key-store.service.js';
 import { DiscoveryService } from './discovery.service.js';
 
-/** Cacheable and readable from any origin (decisions §7). */
+/** Cacheable and readable from any origin (docs/decisions/0010-discovery-documents.md). */
 const discovery = () => applyDecorators(Header('Cache-Control', 'public, max-age=300'), Header('Access-Control-Allow-Origin', '*'));
 
 @Controller('.well-known')

@@ -19,7 +19,10 @@ const FIELDS: Record<RegistrationType, string[]> = {
 const MAX_CONTACTS = 5;
 const MAX_CLIENT_NAME = 100;
 
-/** decisions.md §4: an unknown `type` is 400 unsupported_identity_type; every other shape error is 422 with pointers. */
+/**
+ * An unknown `type` is 400 unsupported_identity_type; every other shape error is 422 with pointers
+ * (docs/decisions/0007-agent-registration.md).
+ */
 export function parseIdentityRequest(body: Record<string, unknown>): IdentityRequest {
   const type = body.type;
   if (type === undefined) throw validationFailed([{ pointer: '/type', code: 'required', detail: 'type is required: "anonymous" or "identity_assertion".' }]);

@@ -6,9 +6,10 @@ import { LEAD_FIELD_NAMES, LEAD_FIELDS, LeadField } from './lead-rules.js';
 import { LeadValidationService } from './lead-validation.service.js';
 
 /**
- * House style item 6: the lead rules in code (LeadValidationService + the class-validator DTO) accept and reject exactly
- * what the contract's LeadInput schema accepts and rejects, over the contract's own examples, over generated inputs
- * aimed at every boundary of decisions.md §2, and over a table of hand-picked cases.
+ * The contract is the source of truth (docs/decisions/0018-the-contract-is-the-source-of-truth.md): the lead rules in
+ * code (LeadValidationService + the class-validator DTO) accept and reject exactly what the contract's LeadInput schema
+ * accepts and rejects, over the contract's own examples, over generated inputs aimed at every boundary of the lead
+ * rules (docs/decisions/0002-lead-fields-and-normalisation.md), and over a table of hand-picked cases.
  */
 
 type Body = Record<string, unknown>;
@@ -387,7 +388,7 @@ describe('LeadInput: the contract and LeadValidationService agree', () => {
 
   /* ------------------------------------------------------------------ (c) table cases at each boundary */
 
-  describe('(c) on hand-picked cases at each boundary of decisions.md §2', () => {
+  describe('(c) on hand-picked cases at each boundary of the lead rules', () => {
     const VALID: Body = { nome: 'Ana', email: 'ana@exemplo.com' };
     const n = (count: number, char = 'a') => char.repeat(count);
     /** An address of exactly `length` code points: a short local part and a domain of labels up to 63 long. */
@@ -432,7 +433,7 @@ describe('LeadInput: the contract and LeadValidationService agree', () => {
       ['nome with emoji and ZWJ', { ...VALID, nome: 'Ana 👩‍💻' }, true],
       ['nome with a combining accent', { ...VALID, nome: 'Jose\u0301' }, true],
       ['nome a number', { ...VALID, nome: 42 }, false],
-      // nothing visible, and tag characters (issue 18)
+      // nothing visible, and tag characters (a hidden message for agents that read leads)
       ...(
         [
           ['U+200B', '\u200B'],
@@ -523,7 +524,7 @@ describe('LeadInput: the contract and LeadValidationService agree', () => {
       ['telefone with 7 digits among 10 characters', { ...VALID, telefone: '(11) 1234-5' }, false],
       ['telefone with 8 digits among separators', { ...VALID, telefone: '(1) 2-3.4 5+6(7)8' }, true],
       ['telefone of 8 spaced dots around 7 digits', { ...VALID, telefone: '. . . .1234567' }, false],
-      ['telefone of 2,500 spaces and 12345678x (issue 18)', { ...VALID, telefone: `${n(2500, ' ')}12345678x` }, false],
+      ['telefone of 2,500 spaces and 12345678x (the old pattern backtracked for seconds)', { ...VALID, telefone: `${n(2500, ' ')}12345678x` }, false],
       ['telefone of 12345678 padded by 2,500 spaces each side', { ...VALID, telefone: `${n(2500, ' ')}12345678${n(2500, ' ')}` }, true],
       ['telefone with a tag character', { ...VALID, telefone: '11987654321\u{E0031}' }, false],
       // empresa 1..120
@@ -589,7 +590,7 @@ describe('LeadInput: the contract and LeadValidationService agree', () => {
       expect(normalisedValidate(service.validate(input))).toBe(true);
     });
 
-    it('uses the bounds of decisions.md §2', () => {
+    it('uses the documented bounds', () => {
       const bounds = Object.fromEntries(LEAD_FIELD_NAMES.map((f) => [f, [LEAD_FIELDS[f].required, LEAD_FIELDS[f].min, LEAD_FIELDS[f].max]]));
       expect(bounds).toEqual({
         nome: [true, 1, 120],

@@ -4,7 +4,8 @@ import { superLinearReports } from '../../test/support/regex-safety.js';
 import * as rules from './lead-rules.js';
 
 /**
- * Issue 18: a regular expression that backtracks super-linearly lets one request freeze the event loop. The lint rule
+ * A regular expression that backtracks super-linearly lets one request freeze the event loop
+ * (docs/decisions/0014-linear-regular-expressions.md). The lint rule
  * (eslint-plugin-regexp) sees the literals in source files; this spec runs the same analysis (scslre) over what it
  * cannot see: the contract's JSON Schema patterns (ajv compiles them with the `u` flag) and the lead rules, which are
  * assembled from strings at load time.
@@ -26,7 +27,7 @@ function contractPatterns(): [string, string][] {
 const leadRulePatterns = Object.entries(rules).filter((entry): entry is [string, RegExp] => entry[1] instanceof RegExp);
 
 describe('regular expressions are linear', () => {
-  it('the analysis flags the telefone pattern of issue 18 and its quadratic siblings', () => {
+  it('the analysis flags the telefone pattern that once froze the event loop, and its quadratic siblings', () => {
     expect(superLinearReports(String.raw`^\s*[0-9+\-(). ]*\s*$`)).not.toEqual([]);
     expect(superLinearReports(String.raw`^\s*[0-9+\-(). ]*\s*$`)).toContain(String.raw`Trade: [0-9+\-(). ]* / \s* on  +`);
     expect(superLinearReports(String.raw`^(?:a+)+$`).some((report) => report.includes('(exponential)'))).toBe(true);
@@ -51,7 +52,7 @@ describe('regular expressions are linear', () => {
     expect(superLinearReports(regex.source, regex.flags)).toEqual([]);
   });
 
-  it('the lint fails on the telefone pattern of issue 18 and on a quadratic move, in src/, cli/ and the form script', () => {
+  it('the lint fails on that telefone pattern and on a quadratic move, in src/, cli/ and the form script', () => {
     const lint = (filePath: string, code: string): string[] => {
       try {
         execFileSync(process.execPath, ['node_modules/eslint/bin/eslint.js', '--format', 'json', '--stdin', '--stdin-filename', filePath], { input: code, encoding: 'utf8' });

@@ -79,7 +79,10 @@ export class TokenService implements OnModuleInit, OnModuleDestroy {
     return this.sign('assertion', ASSERTION_TYP, claims, registration.id, this.issuer);
   }
 
-  /** The JWT-bearer grant (RFC 7523): every check of decisions.md §5, one generic answer for any failure. */
+  /**
+   * The JWT-bearer grant (RFC 7523): every check, one generic answer for any failure
+   * (docs/decisions/0008-token-exchange-and-access-tokens.md).
+   */
   async exchange(params: Record<string, string>): Promise<TokenResponse> {
     if (!params.grant_type) throw new AppError('invalid_request', 'grant_type is required.');
     if (params.grant_type !== JWT_BEARER_GRANT) throw new AppError('unsupported_grant_type', `Only ${JWT_BEARER_GRANT} is supported.`);

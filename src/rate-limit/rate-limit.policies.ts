@@ -8,12 +8,16 @@ export interface Policy extends RateLimitQuota {
   name: PolicyName;
 }
 
-/** The tiers by bearer presence, and the per-IP policies of registration and token endpoints (decisions §8). */
+/**
+ * The tiers by bearer presence, and the per-IP policies of registration and token endpoints
+ * (docs/decisions/0011-rate-limit-tiers.md).
+ */
 export function policies(config: AppConfig): Record<PolicyName, Policy> {
   return {
     anonymous: { name: 'anonymous', ...config.rateLimitAnonymous },
     agent: { name: 'agent', ...config.rateLimitAgent },
-    // Charged with `agent`: the live registrations made from one address share this ceiling (issue 18).
+    // Charged with `agent`: the live registrations made from one address share this ceiling
+    // (docs/decisions/0013-identity-ceiling-per-address.md).
     'agent_per_address': { name: 'agent_per_address', ...config.rateLimitAgentPerAddress },
     registration: { name: 'registration', ...config.rateLimitRegistration },
     token: { name: 'token', ...config.rateLimitToken },

@@ -29,7 +29,7 @@ interface Outage {
 }
 
 const OUTAGES: Outage[] = [
-  // The "PostgreSQL stopped for 10 s": connections cut and refused. Answers come at once.
+  // PostgreSQL stopped (10 s in full mode): connections cut and refused. Answers come at once.
   { name: 'stopped', how: 'connections cut and refused', durationMs: seconds(5, 10), cut: (proxy) => proxy.stop(), answerBoundMs: 10_000 },
   // A network partition: nothing answers and nothing closes. Longer than the statement timeout, so that it shows.
   {

@@ -12,7 +12,7 @@ import { logSummary, report } from './support/report.js';
 import { Tally } from './support/tally.js';
 import { unreadAnswers, type UnreadAttack } from './support/unread-answers.js';
 
-/** Issue 18's budgets. */
+/** What hostile input may cost (README, Reliability suite; docs/decisions/0014-linear-regular-expressions.md). */
 const WORST_HOLD_MS = 50;
 const PROBE_P99_MS = 20;
 const UNREAD_GROWTH_MB = 50;
@@ -20,7 +20,7 @@ const UNREAD_GROWTH_MB = 50;
 const STUCK_AFTER_MS = seconds(2, 10);
 const UNREAD_SOCKETS = 60;
 const UNREAD_MS = seconds(4, 10);
-/** The connection caps set for the flood (issue 18's MAX_CONNECTIONS settings; a service without them ignores them). */
+/** The connection caps set for the flood (MAX_CONNECTIONS settings; a service without them ignores them). */
 const MAX_CONNECTIONS = 200;
 const MAX_CONNECTIONS_PER_ADDRESS = 100;
 /** Slow sockets from each of two addresses: more than the per-address cap from each, more than the total cap together. */

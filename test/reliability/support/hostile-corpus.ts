@@ -31,7 +31,7 @@ interface Variant {
 }
 
 const WHITESPACE: Record<string, string> = { space: ' ', tab: '\t', nbsp: '\u00a0', 'ideographic space': '\u3000' };
-/** The issue's telefone case and an e-mail-shaped one: a plausible value with one bad character at its end. */
+/** The telefone value that once froze the event loop and an e-mail-shaped one: plausible, with one bad character at the end. */
 const CORES = ['12345678x', 'ana.souza@exemplo.com.br!'];
 const DELIMITERS = ['@', '.', '-', '(', ')', '+', '"', "'", '\\', ' ', ','];
 

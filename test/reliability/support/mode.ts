@@ -1,6 +1,6 @@
 /**
  * RELIABILITY_MODE=short: the bounded run of every CI submission (each scenario within about a minute); unset or
- * `full`: the durations of issue 8, run by hand.
+ * `full`: the durations the README's Reliability suite section states (60 s of traffic, 10 s outages), run by hand.
  */
 const MODE = process.env.RELIABILITY_MODE ?? 'full';
 if (MODE !== 'short' && MODE !== 'full') throw new Error(`RELIABILITY_MODE must be "short" or "full", not "${MODE}"`);
