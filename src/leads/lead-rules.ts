@@ -1,5 +1,5 @@
 /**
- * The lead field rules of decisions.md §2, in one place. openapi/openapi-leads.yaml states the same rules as JSON Schema
+ * The lead field rules of decisions.md §2, in one place. openapi/leads/schemas.yaml states the same rules as JSON Schema
  * patterns (and x-local-part-max-octets); lead-contract.spec.ts beside this file proves both accept and reject the same
  * inputs, and linear-patterns.spec.ts that no pattern on either side backtracks super-linearly.
  */

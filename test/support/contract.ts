@@ -1,12 +1,23 @@
-import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import type { Response } from 'supertest';
-import { parse } from 'yaml';
 
 type Json = Record<string, any>;
 
-export const CONTRACT: Json = parse(readFileSync('openapi/openapi-leads.yaml', 'utf8'));
+export const CONTRACT_BUNDLE = 'dist/openapi-leads.json';
+
+/** The contract as served (the bundle of openapi/), rebuilt first when a source is newer, so a unit run needs no build. */
+function loadContract(): Json {
+  const built = statSync(CONTRACT_BUNDLE, { throwIfNoEntry: false })?.mtimeMs ?? 0;
+  const sources = readdirSync('openapi', { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('.yaml'));
+  if (sources.some((file) => statSync(join('openapi', file)).mtimeMs > built)) execFileSync(process.execPath, ['scripts/build-contract.mjs'], { stdio: 'inherit' });
+  return JSON.parse(readFileSync(CONTRACT_BUNDLE, 'utf8'));
+}
+
+export const CONTRACT: Json = loadContract();
 
 // ajv-formats is CommonJS with a default export; under nodenext its default is the module object.
 const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (ajv: Ajv2020) => void;
