@@ -18,10 +18,14 @@ const e2e = { ...shared, testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'] };
 module.exports = {
   // A global option: projects cannot set it. The process suites start real servers.
   testTimeout: 60000,
+  // After the run, the documented (operation, status) pairs no e2e test exercised (a report, never a failure).
+  reporters: ['default', '<rootDir>/test/support/contract-coverage.reporter.cjs'],
   projects: [
     { ...shared, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/scripts/**/*.spec.mjs'] },
-    { ...e2e, displayName: 'e2e-sqlite' },
+    { ...e2e, displayName: 'e2e-sqlite', globals: { CONTRACT_COVERAGE_PROJECT: 'e2e-sqlite' } },
     // The same suites again on PostgreSQL whenever a test server is named (CI always names one).
-    ...(process.env.TEST_DATABASE_URL ? [{ ...e2e, displayName: 'e2e-postgres', setupFiles: ['<rootDir>/test/support/on-postgres.cjs'] }] : []),
+    ...(process.env.TEST_DATABASE_URL
+      ? [{ ...e2e, displayName: 'e2e-postgres', globals: { CONTRACT_COVERAGE_PROJECT: 'e2e-postgres' }, setupFiles: ['<rootDir>/test/support/on-postgres.cjs'] }]
+      : []),
   ],
 };

@@ -10,6 +10,7 @@ import { AppModule } from './app.module.js';
 import { AppConfig } from './config/config.js';
 import { IPV6_PREFIX_SETTING } from './request/client-ip.js';
 import { limitConnections } from './server/connection-limits.js';
+import { HEADER_BLOCK_LIMIT_BYTES, HEADERS_TIMEOUT_MS, inKiB, REQUEST_TIMEOUT_MS } from './server/http-limits.js';
 import { PrototypedExpressAdapter } from './server/express-adapter.js';
 import { type Refusal, strictRequests } from './server/strict-requests.js';
 import { createLogger, NestPinoLogger, requestLogging } from './logging/logger.js';
@@ -21,8 +22,8 @@ const EXPOSED_HEADERS = ['RateLimit', 'RateLimit-Policy', 'Retry-After', 'Deprec
 /** Timeouts that keep slow or idle clients from holding connections (documented in the README). */
 export const serverTimeouts = (config: AppConfig) => ({
   keepAliveTimeout: config.keepAliveTimeoutSeconds * 1000,
-  headersTimeout: 15_000,
-  requestTimeout: 30_000,
+  headersTimeout: HEADERS_TIMEOUT_MS,
+  requestTimeout: REQUEST_TIMEOUT_MS,
   // Node checks the two timeouts above only this often (30 s by default, which made a 15 s timeout fire at up to 45 s).
   connectionsCheckingInterval: 1_000,
 });
@@ -90,7 +91,7 @@ function fixedHeaders(options: Parameters<typeof helmet>[0]) {
 }
 
 const CLIENT_ERRORS: Record<string, Refusal> = {
-  HPE_HEADER_OVERFLOW: ['request_header_fields_too_large', 'The request line and headers exceed 16 KiB.'],
+  HPE_HEADER_OVERFLOW: ['request_header_fields_too_large', `The request line and headers exceed ${inKiB(HEADER_BLOCK_LIMIT_BYTES)}.`],
   ERR_HTTP_REQUEST_TIMEOUT: ['request_timeout', 'The request did not arrive in time.'],
   default: ['bad_request', 'The HTTP request could not be parsed.'],
 };

@@ -3,11 +3,7 @@ import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { Injectable, NestMiddleware } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import { AppError } from '../problem/app-error.js';
-
-/** Bodies are capped at 16 KiB after decompression (docs/decisions/0003-strict-json-request-bodies.md). */
-export const BODY_LIMIT_BYTES = 16 * 1024;
-/** Compressed bytes on the wire: a coded body that fits the limit once decoded is never much larger than it. */
-const CODED_WIRE_LIMIT_BYTES = 2 * BODY_LIMIT_BYTES;
+import { BODY_LIMIT_BYTES, CODED_WIRE_LIMIT_BYTES } from '../server/http-limits.js';
 
 const DECODERS: Record<string, () => Transform> = { gzip: createGunzip, deflate: createInflate, br: createBrotliDecompress };
 

@@ -1,3 +1,7 @@
+import { KEY_LIFETIME_MS } from '../leads/idempotency.service.js';
+import { TOKEN_LIFETIMES } from '../oauth/key-store.service.js';
+import { BODY_LIMIT_BYTES, inKiB } from '../server/http-limits.js';
+
 /** Hand-written documentation pages (Markdown). The errors catalog page is generated from the catalog instead. */
 export interface DocPageSource {
   slug: string;
@@ -5,6 +9,12 @@ export interface DocPageSource {
   summary: string;
   /** Markdown; `{base_url}` is replaced by PUBLIC_BASE_URL when the page is built. */
   markdown: string;
+}
+
+/** A token lifetime as the pages write it: 900 → "15 minutes", 3600 → "1 hour". */
+function lifetime(seconds: number): string {
+  const [count, unit] = seconds % 3600 === 0 ? [seconds / 3600, 'hour'] : [seconds / 60, 'minute'];
+  return `${count} ${unit}${count === 1 ? '' : 's'}`;
 }
 
 export const DOC_PAGES: DocPageSource[] = [
@@ -47,7 +57,7 @@ curl -s {base_url}/api/v1/agent/identity -H 'Content-Type: application/json' \\
 \`\`\`
 
 The answer (\`200\`, \`Cache-Control: no-store\`) holds \`registration_id\`, \`identity_assertion\` (a JWT signed by the
-service, valid for one hour and reusable until then), \`assertion_expires\`, \`scopes\`, and a \`claim_token\` shown
+service, valid for ${lifetime(TOKEN_LIFETIMES.assertion)} and reusable until then), \`assertion_expires\`, \`scopes\`, and a \`claim_token\` shown
 only this once. \`client_name\` and \`contacts\` are self-reported: stored, never trusted and never e-mailed.
 
 ## 3. Exchange the assertion for an access token
@@ -58,8 +68,8 @@ curl -s {base_url}/oauth2/token \\
   --data-urlencode "assertion=$ASSERTION"
 \`\`\`
 
-The body is form-encoded (RFC 7523). The answer is \`{"access_token", "token_type": "Bearer", "expires_in": 900,
-"scope": "leads:write"}\`: a JWT access token (RFC 9068) valid for 15 minutes. There is no refresh token. Errors follow
+The body is form-encoded (RFC 7523). The answer is \`{"access_token", "token_type": "Bearer", "expires_in": ${TOKEN_LIFETIMES.access_token},
+"scope": "leads:write"}\`: a JWT access token (RFC 9068) valid for ${lifetime(TOKEN_LIFETIMES.access_token)}. There is no refresh token. Errors follow
 RFC 6749 (\`error\`, \`error_description\`) and also carry the problem members (\`code\`, \`detail\`, \`hint\`); any
 problem with the assertion is \`invalid_grant\`.
 
@@ -128,7 +138,7 @@ curl -s {base_url}/api/v1/lead \\
 \`\`\`
 
 \`201\` with \`{"id": "…", "status": "received", "received_at": "…"}\`. Sending the same request again with the same
-key within 24 hours returns the same answer and stores nothing new; the same key with a different body is refused
+key within ${KEY_LIFETIME_MS / 3_600_000} hours returns the same answer and stores nothing new; the same key with a different body is refused
 with \`422 idempotency_key_reused\`, and while the first request is still running a retry gets
 \`409 idempotency_request_in_progress\`. Keys are private to each caller (its token, or else its IP address).
 
@@ -146,7 +156,7 @@ with \`422 idempotency_key_reused\`, and while the first request is still runnin
 All values are strings, normalised to Unicode NFC. Control characters, bidirectional overrides, Unicode tag characters
 and unknown fields are refused, and so is a value with nothing visible in it (only spaces, format characters, lone
 combining marks, fillers and the like), with \`422 validation_failed\`, whose \`errors[]\` names each field by JSON Pointer.
-Bodies are limited to 16 KiB and must be \`application/json\` in UTF-8.
+Bodies are limited to ${inKiB(BODY_LIMIT_BYTES)} and must be \`application/json\` in UTF-8.
 
 ## Next
 

@@ -3,14 +3,15 @@ import { resolve } from 'node:path';
 import { Injectable } from '@nestjs/common';
 
 /**
- * The contract (openapi/openapi-leads.yaml, the source of truth) as JSON: `npm run build` converts it, because parsing
- * the YAML here took a tenth of the start-up time. The docs suite checks that what is served equals the YAML.
+ * The contract as served: Redocly's bundle of openapi/ (the source of truth, split by module), which `npm run build`
+ * writes as compact JSON (scripts/build-contract.mjs) because parsing the YAML here took a tenth of the start-up time.
+ * Served byte for byte; the docs suite holds it equal to a fresh bundle of the sources.
  */
 export const OPENAPI_FILE = resolve('dist/openapi-leads.json');
 
 @Injectable()
 export class OpenApiService {
-  readonly document: Record<string, unknown> = JSON.parse(readFileSync(OPENAPI_FILE, 'utf8')) as Record<string, unknown>;
-  readonly json: string = JSON.stringify(this.document);
-  readonly bytes: Buffer = Buffer.from(this.json);
+  readonly bytes: Buffer = readFileSync(OPENAPI_FILE);
+  readonly json: string = this.bytes.toString('utf8');
+  readonly document: Record<string, unknown> = JSON.parse(this.json) as Record<string, unknown>;
 }

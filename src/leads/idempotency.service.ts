@@ -7,7 +7,8 @@ import { safeError } from '../logging/safe-error.js';
 import { AppError } from '../problem/app-error.js';
 import { IdempotencyKey } from './idempotency-key.entity.js';
 
-const KEY_LIFETIME_MS = 24 * 60 * 60 * 1000;
+/** How long a key is kept and replays its first answer; src/docs/stated-limits.spec.ts holds the texts that state it. */
+export const KEY_LIFETIME_MS = 24 * 60 * 60 * 1000;
 /** A pending key older than this belongs to a request that died; longer than any request may run. */
 const PENDING_LEASE_MS = 60 * 1000;
 const PURGE_INTERVAL_MS = 60 * 60 * 1000;

@@ -1,8 +1,8 @@
 /**
- * The lead field rules (docs/decisions/0002-lead-fields-and-normalisation.md), in one place. The contract under
- * openapi/ states the same rules as JSON Schema patterns (and x-local-part-max-octets); lead-contract.spec.ts beside
- * this file proves both accept and reject the same inputs, and linear-patterns.spec.ts that no pattern on either side
- * backtracks super-linearly.
+ * The lead field rules (docs/decisions/0002-lead-fields-and-normalisation.md), in one place. openapi/leads/schemas.yaml
+ * states the same rules as JSON Schema patterns (and x-local-part-max-octets); lead-contract.spec.ts beside this file
+ * proves both accept and reject the same inputs, and linear-patterns.spec.ts that no pattern on either side backtracks
+ * super-linearly.
  */
 
 /**

@@ -1,3 +1,5 @@
+import { BODY_LIMIT_BYTES, HEADERS_TIMEOUT_MS, inKiB, inSeconds, REQUEST_TIMEOUT_MS } from '../server/http-limits.js';
+
 /** Every error the service can answer with. The filter, /docs/errors, the contract and the tests all read this list. */
 export interface CatalogEntry {
   status: number;
@@ -90,7 +92,7 @@ export const ERROR_CATALOG = {
   request_timeout: {
     status: 408,
     title: 'Request timeout',
-    hint: 'Send the whole request line and headers within 15 s, and the whole request within 30 s.',
+    hint: `Send the whole request line and headers within ${inSeconds(HEADERS_TIMEOUT_MS)}, and the whole request within ${inSeconds(REQUEST_TIMEOUT_MS)}.`,
     description: 'The client was too slow: the headers or the body did not arrive in time, so the connection is closed.',
   },
   idempotency_request_in_progress: {
@@ -102,7 +104,7 @@ export const ERROR_CATALOG = {
   payload_too_large: {
     status: 413,
     title: 'Payload too large',
-    hint: 'Keep the body under 16 KiB.',
+    hint: `Keep the body under ${inKiB(BODY_LIMIT_BYTES)}.`,
     description: 'The request body (after decompression) is larger than the service accepts.',
   },
   unsupported_media_type: {

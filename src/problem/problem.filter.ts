@@ -6,6 +6,7 @@ import { isDatabaseUnavailable } from '../database/database-errors.js';
 import { allowedMethods } from '../request/allowed-methods.js';
 import { safeError } from '../logging/safe-error.js';
 import { requestIdOf } from '../request/request-id.js';
+import { BODY_LIMIT_BYTES, inKiB } from '../server/http-limits.js';
 import { AppError, serviceUnavailable } from './app-error.js';
 import { ERROR_CATALOG, ErrorCode } from './error-catalog.js';
 import { buildProblem, PROBLEM_MEDIA_TYPE } from './problem.js';
@@ -27,7 +28,7 @@ function isClientHttpError(error: unknown): boolean {
 
 /** The body parser's error types (http-errors `type`) and what they mean for the client. */
 const BODY_PARSER_ERRORS: Record<string, [ErrorCode, string, Record<string, string>?]> = {
-  'entity.too.large': ['payload_too_large', 'The request body is larger than 16 KiB.'],
+  'entity.too.large': ['payload_too_large', `The request body is larger than ${inKiB(BODY_LIMIT_BYTES)}.`],
   // RFC 9110 §15.5.16: Accept-Encoding tells the client that the coding, not the media type, was refused.
   'encoding.unsupported': [
     'unsupported_media_type',

@@ -1,12 +1,23 @@
-import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { appendFileSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import type { Response } from 'supertest';
-import { parse } from 'yaml';
 
 type Json = Record<string, any>;
 
-export const CONTRACT: Json = parse(readFileSync('openapi/openapi-leads.yaml', 'utf8'));
+export const CONTRACT_BUNDLE = 'dist/openapi-leads.json';
+
+/** The contract as served (the bundle of openapi/), rebuilt first when a source is newer, so a unit run needs no build. */
+function loadContract(): Json {
+  const built = statSync(CONTRACT_BUNDLE, { throwIfNoEntry: false })?.mtimeMs ?? 0;
+  const sources = readdirSync('openapi', { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('.yaml'));
+  if (sources.some((file) => statSync(join('openapi', file)).mtimeMs > built)) execFileSync(process.execPath, ['scripts/build-contract.mjs'], { stdio: 'inherit' });
+  return JSON.parse(readFileSync(CONTRACT_BUNDLE, 'utf8'));
+}
+
+export const CONTRACT: Json = loadContract();
 
 // ajv-formats is CommonJS with a default export; under nodenext its default is the module object.
 const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (ajv: Ajv2020) => void;
@@ -25,6 +36,19 @@ const templates = Object.keys(CONTRACT.paths).map((template) => ({
   template,
   regex: new RegExp(`^${template.replace(/[.]/g, '\\.').replace(/\{[^}]+\}/g, '[^/]+')}$`),
 }));
+
+// The (operation, status) pairs this test file saw, for test/support/contract-coverage.reporter.cjs: one file per jest
+// project and process, in the folder the reporter names (nothing is recorded when it does not run).
+const COVERAGE_DIR = process.env.CONTRACT_COVERAGE_DIR;
+const COVERAGE_PROJECT = (globalThis as { CONTRACT_COVERAGE_PROJECT?: string }).CONTRACT_COVERAGE_PROJECT;
+const exercised = new Set<string>();
+
+function recordExercised(method: string, template: string, status: string): void {
+  const pair = `${method.toUpperCase()} ${template} ${status}`;
+  if (!COVERAGE_DIR || !COVERAGE_PROJECT || exercised.has(pair)) return;
+  exercised.add(pair);
+  appendFileSync(join(COVERAGE_DIR, `${COVERAGE_PROJECT}.${process.pid}.txt`), `${pair}\n`);
+}
 
 /** JSON Schema of a component or of a place in the contract, resolved through the whole document. */
 export function contractSchema(pointer: string) {
@@ -54,11 +78,16 @@ export function expectContract(res: Response): Response {
     if (res.status !== 405 && !(method === 'head' && CONTRACT.paths[match.template].get)) {
       throw new Error(`${method.toUpperCase()} ${path}: method not in the contract, answered ${res.status}`);
     }
+    // The path's operations document the 405 that its other methods get.
+    for (const [other, operation] of Object.entries(CONTRACT.paths[match.template] as Json)) {
+      if (res.status === 405 && operation?.responses?.['405']) recordExercised(other, match.template, '405');
+    }
     pointer = '/components/schemas/Problem';
   } else {
     const operation = CONTRACT.paths[match.template][method];
     const key = [String(res.status), `${String(res.status)[0]}XX`, 'default'].find((k) => operation.responses[k]);
     if (!key) throw new Error(`${method.toUpperCase()} ${path}: status ${res.status} is not documented`);
+    recordExercised(method, match.template, key);
     let response = operation.responses[key];
     let responsePointer = `/paths/${escape(match.template)}/${method}/responses/${key}`;
     if (response.$ref) {
