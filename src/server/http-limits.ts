@@ -6,7 +6,7 @@ import { maxHeaderSize } from 'node:http';
  * that text to these values. A leaf module, so that the error catalog can read it without an import cycle.
  */
 
-/** Request bodies, after decompression. */
+/** Request bodies, after decompression (docs/decisions/0003-strict-json-request-bodies.md). */
 export const BODY_LIMIT_BYTES = 16 * 1024;
 /** Compressed bytes on the wire: a coded body that fits the limit once decoded is never much larger than it. */
 export const CODED_WIRE_LIMIT_BYTES = 2 * BODY_LIMIT_BYTES;
