@@ -154,6 +154,8 @@ function sqliteTransaction(dataSource: DataSource): (statements: InsertStatement
         for (const { sql, values } of all) statement(sql).run(values);
       });
     }
+    // Inside a transaction that someone else left open these rows would commit, or roll back, with it.
+    if (connection.inTransaction) throw new Error('a transaction is already open on the SQLite connection: the leads were not written');
     if (statements.length === 1) statement(statements[0].sql).run(statements[0].values);
     else transaction(statements);
   };

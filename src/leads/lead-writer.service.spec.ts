@@ -234,6 +234,21 @@ describe.each(kinds)('LeadWriter on %s', (kind) => {
     expect(await storedLeads()).toEqual([]);
   });
 
+  if (kind === 'sqlite') {
+    it('refuses to write inside a transaction left open on the one shared connection, rather than commit with it', async () => {
+      const other = dataSource.createQueryRunner();
+      await other.startTransaction();
+      try {
+        await expect(writer.write(lead())).rejects.toThrow('a transaction is already open on the SQLite connection');
+      } finally {
+        await other.rollbackTransaction();
+      }
+      const stored = lead();
+      await writer.write(stored);
+      expect(await storedLeads()).toEqual([stored.id]);
+    });
+  }
+
   it('refuses, as a module registers them, rows of an entity whose insert listeners it could not run', () => {
     expect(() => writer.alsoWrite(ListenedNote, (row) => [{ id: row.id }])).toThrow(
       'ListenedNote cannot be written in one synchronous transaction: it has insert listeners',
