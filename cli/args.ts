@@ -1,4 +1,5 @@
 // Command-line parsing: `leads <command> [positionals] [--flag value | --flag=value | --switch]`.
+import { LEAD_FIELD_NAMES } from '../src/leads/lead-rules.js';
 
 export class UsageError extends Error {}
 
@@ -10,18 +11,7 @@ export interface Parsed {
 }
 
 /** Options that take a value; everything else that starts with -- is a switch. */
-const VALUE_OPTIONS = new Set([
-  'base-url',
-  'nome',
-  'email',
-  'telefone',
-  'empresa',
-  'mensagem',
-  'origem',
-  'file',
-  'name',
-  'variables',
-]);
+const VALUE_OPTIONS = new Set<string>(['base-url', ...LEAD_FIELD_NAMES, 'file', 'name', 'variables']);
 const SWITCHES = new Set(['json', 'help', 'version', 'verbose']);
 
 export function parseArgs(argv: string[]): Parsed {

@@ -1,8 +1,7 @@
 // `leads import <file.csv|file.jsonl>`: one POST /api/v1/lead per row with an Idempotency-Key derived from the row.
 import { createHash } from 'node:crypto';
+import { LEAD_FIELD_NAMES, REQUIRED_LEAD_FIELDS } from '../src/leads/lead-rules.js';
 import { CliError, EXIT, HttpResponse, asProblem, exitCodeFor } from './http.js';
-
-export const LEAD_FIELDS = ['nome', 'email', 'telefone', 'empresa', 'mensagem', 'origem'] as const;
 
 export interface ImportRow {
   /** 1-based number of the data row: CSV records after the header, non-blank JSONL lines. */
@@ -67,11 +66,13 @@ function csvRows(text: string): ImportRow[] {
   const [header, ...records] = parseCsv(text);
   if (!header) throw new CliError('CSV: the file is empty; the first row must name the columns', EXIT.invalid);
   const columns = header.map((name) => name.trim());
-  const unknown = columns.filter((name) => !(LEAD_FIELDS as readonly string[]).includes(name));
+  const unknown = columns.filter((name) => !(LEAD_FIELD_NAMES as string[]).includes(name));
   if (unknown.length) {
-    throw new CliError(`CSV: unknown column(s) ${unknown.join(', ')}; the header may only name ${LEAD_FIELDS.join(', ')}`, EXIT.invalid);
+    throw new CliError(`CSV: unknown column(s) ${unknown.join(', ')}; the header may only name ${LEAD_FIELD_NAMES.join(', ')}`, EXIT.invalid);
   }
-  if (!columns.includes('nome') || !columns.includes('email')) throw new CliError('CSV: the header must include nome and email', EXIT.invalid);
+  if (REQUIRED_LEAD_FIELDS.some((name) => !columns.includes(name))) {
+    throw new CliError(`CSV: the header must include ${REQUIRED_LEAD_FIELDS.join(' and ')}`, EXIT.invalid);
+  }
   return records.map((cells, index) => {
     const row = index + 1;
     if (cells.length !== columns.length) return { row, error: `expected ${columns.length} columns, found ${cells.length}` };

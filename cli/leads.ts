@@ -4,7 +4,8 @@ import { readFileSync } from 'node:fs';
 import { Parsed, UsageError, allowOnly, parseArgs } from './args.js';
 import { CredentialStore, configDir } from './credentials.js';
 import { CliError, EXIT, Http, HttpResponse, ensureOk } from './http.js';
-import { LEAD_FIELDS, RowOutcome, idempotencyKey, outcomeOf, progressBar, readRows } from './import.js';
+import { LEAD_FIELD_NAMES, REQUIRED_LEAD_FIELDS } from '../src/leads/lead-rules.js';
+import { RowOutcome, idempotencyKey, outcomeOf, progressBar, readRows } from './import.js';
 import { Session } from './session.js';
 import { VERSION } from './version.js';
 
@@ -36,7 +37,7 @@ Global options:
 Exit codes: 0 ok, 1 usage, 2 invalid input, 3 auth, 4 rate limited, 5 server or network.
 Credentials: ${'$'}LEADS_CONFIG_DIR, else ${'$'}XDG_CONFIG_HOME/leads-cli, else ~/.config/leads-cli (credentials.json, mode 0600).`;
 
-const LEAD_INPUT_HELP = `Input: --nome --email --telefone --empresa --mensagem --origem, or a JSON object from --file <path>
+const LEAD_INPUT_HELP = `Input: ${LEAD_FIELD_NAMES.map((name) => `--${name}`).join(' ')}, or a JSON object from --file <path>
 (--file - or piped stdin reads standard input). Flags override the fields of the JSON object.`;
 
 const HELP: Record<string, string> = {
@@ -49,7 +50,7 @@ const HELP: Record<string, string> = {
   token:
     'Usage: leads token [--json]\n\nPrints a current access token: the stored one, renewed from the assertion within 60 s of expiry,\nre-registering when the assertion has expired. Needs `leads register` first (exit 3 otherwise).',
   graphql: 'Usage: leads graphql <query> [--variables <json>] [--json]\n\nPOST /api/v1/graphql; prints `data` as JSON. Exit 2 when the answer has errors.',
-  import: `Usage: leads import <file.csv|file.jsonl> [--json]\n\nSends each row to POST /api/v1/lead with Idempotency-Key import-<sha256 of the row>, so a rerun never\nduplicates (the key is scoped to the caller: rerun with the same registration, or anonymously from the same\naddress). CSV: a header naming the columns among ${LEAD_FIELDS.join(', ')}; RFC 4180 quoting.\nJSONL: one JSON object per line. Rows are numbered from 1 (CSV: after the header; JSONL: non-blank lines).\nExit 2 if any row failed validation.`,
+  import: `Usage: leads import <file.csv|file.jsonl> [--json]\n\nSends each row to POST /api/v1/lead with Idempotency-Key import-<sha256 of the row>, so a rerun never\nduplicates (the key is scoped to the caller: rerun with the same registration, or anonymously from the same\naddress). CSV: a header naming the columns among ${LEAD_FIELD_NAMES.join(', ')}; RFC 4180 quoting.\nJSONL: one JSON object per line. Rows are numbered from 1 (CSV: after the header; JSONL: non-blank lines).\nExit 2 if any row failed validation.`,
   logout: 'Usage: leads logout [--json]\n\nRevokes the stored registration (by its assertion, at /oauth2/revoke) and deletes its credentials.',
 };
 
@@ -98,9 +99,9 @@ async function readStdin(): Promise<string> {
 }
 
 async function leadInput(parsed: Parsed): Promise<Record<string, unknown>> {
-  allowOnly(parsed, [...LEAD_FIELDS, 'file'], 0);
+  allowOnly(parsed, [...LEAD_FIELD_NAMES, 'file'], 0);
   const flags: Record<string, string> = {};
-  for (const field of LEAD_FIELDS) if (parsed.options[field] !== undefined) flags[field] = parsed.options[field];
+  for (const field of LEAD_FIELD_NAMES) if (parsed.options[field] !== undefined) flags[field] = parsed.options[field];
   let text: string | undefined;
   const file = parsed.options.file;
   if (file === '-' || (file === undefined && Object.keys(flags).length === 0 && !process.stdin.isTTY)) {
@@ -125,7 +126,7 @@ async function leadInput(parsed: Parsed): Promise<Record<string, unknown>> {
     base = value as Record<string, unknown>;
   }
   const lead = { ...base, ...flags };
-  if (Object.keys(lead).length === 0) throw new UsageError('no lead given: pass --nome and --email (and more), --file <path>, or JSON on stdin');
+  if (Object.keys(lead).length === 0) throw new UsageError(`no lead given: pass ${REQUIRED_LEAD_FIELDS.map((name) => `--${name}`).join(' and ')} (and more), --file <path>, or JSON on stdin`);
   return lead;
 }
 

@@ -1,24 +1,16 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { DataSource, DataSourceOptions } from 'typeorm';
-import { InitialSchema1763800000000 } from '../../migrations/1763800000000-initial-schema.js';
-import { AgentAuth1763900000000 } from '../../migrations/1763900000000-agent-auth.js';
-import { DropIdempotencyResponseStatus1764000000000 } from '../../migrations/1764000000000-drop-idempotency-response-status.js';
-import { RegistrationAddress1764100000000 } from '../../migrations/1764100000000-registration-address.js';
+import { MIGRATIONS } from '../../migrations/index.js';
 import { AppConfig } from '../config/config.js';
-import { MAX_BATCH_ROWS } from './batched-insert.js';
-import { AgentRegistration } from '../identity/agent-registration.entity.js';
-import { IdempotencyKey } from '../leads/idempotency-key.entity.js';
-import { Lead } from '../leads/lead.entity.js';
-import { RevokedToken } from '../oauth/revoked-token.entity.js';
-import { SigningKey } from '../oauth/signing-key.entity.js';
 
-export const ENTITIES = [Lead, IdempotencyKey, AgentRegistration, SigningKey, RevokedToken];
-export const MIGRATIONS = [InitialSchema1763800000000, AgentAuth1763900000000, DropIdempotencyResponseStatus1764000000000, RegistrationAddress1764100000000];
-
-/** SQLite under DATA_DIR unless DATABASE_URL names a PostgreSQL server. Schema changes only ever come from MIGRATIONS. */
+/**
+ * SQLite under DATA_DIR unless DATABASE_URL names a PostgreSQL server. Schema changes only ever come from MIGRATIONS.
+ * No entities: each module registers its own (TypeOrmModule.forFeature, gathered by autoLoadEntities in
+ * database.module.ts), and a maintenance command names the few it touches.
+ */
 export function dataSourceOptions(config: Pick<AppConfig, 'databaseUrl' | 'dataDir'>): DataSourceOptions {
-  const common = { entities: ENTITIES, migrations: MIGRATIONS, synchronize: false, migrationsRun: false, logging: false } as const;
+  const common = { migrations: MIGRATIONS, synchronize: false, migrationsRun: false, logging: false } as const;
   if (config.databaseUrl) {
     return {
       ...common,
@@ -34,8 +26,6 @@ export function dataSourceOptions(config: Pick<AppConfig, 'databaseUrl' | 'dataD
     type: 'better-sqlite3',
     database: join(config.dataDir, 'leads.sqlite'),
     enableWAL: true,
-    // TypeORM's cache of prepared statements is first-in first-out: room for every batch size beside the other queries.
-    statementCacheSize: MAX_BATCH_ROWS + 100,
     // NORMAL in WAL mode keeps every committed row across a process crash (kill -9); only an OS crash can lose the last commits.
     prepareDatabase: (db: { pragma(sql: string): unknown }) => {
       db.pragma('synchronous = NORMAL');

@@ -11,7 +11,7 @@ export class DatabaseModule {
       module: DatabaseModule,
       imports: [
         TypeOrmModule.forRootAsync({
-          useFactory: () => ({ ...dataSourceOptions(config), retryAttempts: 5, retryDelay: 2000 }),
+          useFactory: () => ({ ...dataSourceOptions(config), autoLoadEntities: true, retryAttempts: 5, retryDelay: 2000 }),
           dataSourceFactory: async (options) => {
             const dataSource = await new DataSource(options!).initialize();
             await runMigrations(dataSource);

@@ -1,4 +1,5 @@
-// `npm run migration:run`: applies pending migrations to the configured database and exits.
+// `npm run migration:run`: applies pending migrations to the configured database and exits. Migrations write SQL of
+// their own, so this data source needs no entities.
 import 'reflect-metadata';
 import { DataSource } from 'typeorm';
 import { loadConfig } from '../config/config.js';

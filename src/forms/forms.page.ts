@@ -1,4 +1,5 @@
 import { docsLayout, escapeHtml } from '../docs/docs-layout.js';
+import { LEAD_FIELD_NAMES } from '../leads/lead-rules.js';
 
 /** The two things a site owner pastes: the script tag and the form markup. */
 export function pasteSnippet(base: string): { script: string; form: string } {
@@ -44,8 +45,7 @@ to <code>${escapeHtml(base)}/api/v1/lead</code>, shows errors beside the fields,
 <pre><code id="snippet-script">${escapeHtml(snippet.script)}</code></pre>
 <h2>2. The form</h2>
 <pre><code id="snippet-form">${escapeHtml(snippet.form)}</code></pre>
-<p class="meta">Fields are read by <code>name</code>: <code>nome</code>, <code>email</code>, <code>telefone</code>,
-<code>empresa</code>, <code>mensagem</code>, <code>origem</code>. Optional attributes: <code>data-origem</code> (where
+<p class="meta">Fields are read by <code>name</code>: ${LEAD_FIELD_NAMES.map((name) => `<code>${name}</code>`).join(', ')}. Optional attributes: <code>data-origem</code> (where
 the lead came from, unless the form has an <code>origem</code> field), <code>data-success</code> (the thank-you text),
 <code>data-leads-api</code> (another API origin). No cookies, no storage.</p>
 <h2>Try it</h2>

@@ -50,6 +50,10 @@ export interface LeadFieldRule {
   format?: RegExp;
 }
 
+/**
+ * The lead fields: the one list that the validator, the CLI (cli/, which bundles this file) and the form script (the
+ * service writes the names into it as it serves it: src/forms/forms.script.ts) all read.
+ */
 export const LEAD_FIELDS = {
   nome: { required: true, min: 1, max: 120, collapseWhitespace: true },
   email: { required: true, min: 3, max: 254, format: EMAIL_FORMAT },
@@ -61,6 +65,7 @@ export const LEAD_FIELDS = {
 
 export type LeadField = keyof typeof LEAD_FIELDS;
 export const LEAD_FIELD_NAMES = Object.keys(LEAD_FIELDS) as LeadField[];
+export const REQUIRED_LEAD_FIELDS = LEAD_FIELD_NAMES.filter((name) => LEAD_FIELDS[name].required);
 
 /** A lead after validation and normalisation: what is stored and what the sandbox returns. */
 export interface NormalisedLead {

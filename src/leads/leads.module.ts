@@ -4,13 +4,15 @@ import { IdempotencyKey } from './idempotency-key.entity.js';
 import { IdempotencyService } from './idempotency.service.js';
 import { Lead } from './lead.entity.js';
 import { LeadValidationService } from './lead-validation.service.js';
+import { LeadWriter } from './lead-writer.service.js';
 import { LeadsController } from './leads.controller.js';
 import { LeadsService } from './leads.service.js';
 
 @Module({
   imports: [TypeOrmModule.forFeature([Lead, IdempotencyKey])],
   controllers: [LeadsController],
-  providers: [LeadsService, LeadValidationService, IdempotencyService],
-  exports: [LeadsService, LeadValidationService],
+  providers: [LeadsService, LeadValidationService, LeadWriter, IdempotencyService],
+  // LeadWriter: other modules add their rows to the transaction that stores a lead (LeadWriter.alsoWrite).
+  exports: [LeadsService, LeadValidationService, LeadWriter],
 })
 export class LeadsModule {}

@@ -3,12 +3,12 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
 import { uuidv7 } from '../database/uuid-v7.js';
-import { batchedInsert } from '../database/batched-insert.js';
 import { Caller } from '../auth/caller.decorator.js';
 import { IdempotencyService } from './idempotency.service.js';
 import { Lead } from './lead.entity.js';
 import { LEAD_FIELD_NAMES, NormalisedLead } from './lead-rules.js';
 import { LeadValidationService } from './lead-validation.service.js';
+import { LeadWriter } from './lead-writer.service.js';
 
 export interface LeadReceipt {
   id: string;
@@ -18,15 +18,12 @@ export interface LeadReceipt {
 
 @Injectable()
 export class LeadsService {
-  private readonly insert: (row: Lead) => Promise<void>;
-
   constructor(
     @InjectRepository(Lead) private readonly leads: Repository<Lead>,
+    private readonly writer: LeadWriter,
     private readonly validation: LeadValidationService,
     private readonly idempotency: IdempotencyService,
-  ) {
-    this.insert = batchedInsert(leads);
-  }
+  ) {}
 
   /** Validates, normalises and stores a lead; with an Idempotency-Key a retry returns the first receipt instead of a second row. */
   async create(body: Record<string, unknown>, caller: Caller, idempotencyKey?: string): Promise<LeadReceipt> {
@@ -55,7 +52,7 @@ export class LeadsService {
       registrationId: caller.registrationId,
       receivedAt,
     };
-    await this.insert(row);
+    await this.writer.write(row);
     return receipt(id, receivedAt);
   }
 }

@@ -14,7 +14,7 @@ describe('KeyStore on a new database', () => {
 
   beforeEach(async () => {
     dir = mkdtempSync(join(tmpdir(), 'keys-'));
-    dataSource = await new DataSource(dataSourceOptions({ databaseUrl: undefined, dataDir: dir })).initialize();
+    dataSource = await new DataSource({ ...dataSourceOptions({ databaseUrl: undefined, dataDir: dir }), entities: [SigningKey] }).initialize();
     await runMigrations(dataSource);
     rows = dataSource.getRepository(SigningKey);
   });

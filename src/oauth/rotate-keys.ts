@@ -6,7 +6,7 @@ import { dataSourceOptions, runMigrations } from '../database/data-source.js';
 import { KeyStore } from './key-store.service.js';
 import { SigningKey } from './signing-key.entity.js';
 
-const dataSource = await new DataSource(dataSourceOptions(loadConfig())).initialize();
+const dataSource = await new DataSource({ ...dataSourceOptions(loadConfig()), entities: [SigningKey] }).initialize();
 try {
   await runMigrations(dataSource);
   const kids = await new KeyStore(dataSource.getRepository(SigningKey)).rotate();

@@ -1,0 +1,8 @@
+// Every migration, oldest first. A list rather than a folder scan: the production build is one bundle, with no
+// migration files beside it to find at run time. src/database/migrations.spec.ts fails when a migration is not listed.
+import { InitialSchema1763800000000 } from './1763800000000-initial-schema.js';
+import { AgentAuth1763900000000 } from './1763900000000-agent-auth.js';
+import { DropIdempotencyResponseStatus1764000000000 } from './1764000000000-drop-idempotency-response-status.js';
+import { RegistrationAddress1764100000000 } from './1764100000000-registration-address.js';
+
+export const MIGRATIONS = [InitialSchema1763800000000, AgentAuth1763900000000, DropIdempotencyResponseStatus1764000000000, RegistrationAddress1764100000000];

@@ -1,0 +1,82 @@
+import { runInNewContext } from 'node:vm';
+import { LEAD_FIELD_NAMES } from './lead-rules.js';
+
+/**
+ * Runs a form script as a customer's page would: one `<form data-leads>` holding a control for each of `values`,
+ * submitted once. Returns the JSON body it posts. Only the few DOM members the script touches are stood in for.
+ */
+function postedBy(script: string, values: Record<string, string>): Record<string, unknown> {
+  const element = (): any => ({
+    attributes: {} as Record<string, string>,
+    style: {},
+    value: '',
+    setAttribute(name: string, value: string) {
+      this.attributes[name] = value;
+    },
+    getAttribute(name: string) {
+      return this.attributes[name] ?? null;
+    },
+    removeAttribute(name: string) {
+      delete this.attributes[name];
+    },
+    appendChild() {},
+  });
+  const controls: Record<string, unknown> = Object.fromEntries(Object.entries(values).map(([name, value]) => [name, { ...element(), name, value }]));
+  const listeners: Record<string, (event: unknown) => void> = {};
+  const form = {
+    ...element(),
+    elements: { namedItem: (name: string) => controls[name] ?? null },
+    querySelector: () => null,
+    querySelectorAll: () => [],
+    addEventListener: (type: string, listener: (event: unknown) => void) => (listeners[type] = listener),
+  };
+  const bodies: string[] = [];
+  runInNewContext(script, {
+    document: { currentScript: null, readyState: 'complete', querySelectorAll: () => [form], createElement: element },
+    window: { crypto: { randomUUID: () => 'key' } },
+    location: { origin: 'https://customer.example', href: 'https://customer.example/contact' },
+    fetch: (_url: string, init: { body: string }) => {
+      bodies.push(init.body);
+      return new Promise(() => undefined);
+    },
+    URL,
+    setTimeout,
+  });
+  listeners.submit({ preventDefault: () => undefined });
+  expect(bodies).toHaveLength(1);
+  return JSON.parse(bodies[0]) as Record<string, unknown>;
+}
+
+const VALUES = { nome: 'Ana', email: 'ana@example.com', telefone: '+55 11 98765-4321', empresa: 'ACME', mensagem: 'Oi', origem: 'site', cargo: 'CEO' };
+
+describe('the lead field list of lead-rules.ts', () => {
+  it('is the list of fields the served form script sends: each field of the form, nothing else', async () => {
+    const { LEADS_FORM_JS } = await import('../forms/forms.script.js');
+    const posted = postedBy(LEADS_FORM_JS, VALUES);
+    expect(Object.keys(posted)).toEqual(LEAD_FIELD_NAMES);
+    expect(posted).toEqual(Object.fromEntries(LEAD_FIELD_NAMES.map((name) => [name, VALUES[name]])));
+  });
+
+  it('feeds the form script and the CLI: another list changes what both accept', () => {
+    jest.isolateModules(() => {
+      jest.doMock('./lead-rules.js', () => ({
+        ...jest.requireActual('./lead-rules.js'),
+        LEAD_FIELD_NAMES: ['nome', 'email', 'cargo'],
+        REQUIRED_LEAD_FIELDS: ['email'],
+      }));
+      const { LEADS_FORM_JS } = jest.requireActual('../forms/forms.script.js');
+      expect(postedBy(LEADS_FORM_JS, VALUES)).toEqual({ nome: 'Ana', email: 'ana@example.com', cargo: 'CEO' });
+
+      const { readRows } = jest.requireActual('../../cli/import.js');
+      expect(readRows('leads.csv', 'email,cargo\nana@example.com,CEO\n')).toEqual([{ row: 1, fields: { email: 'ana@example.com', cargo: 'CEO' } }]);
+      expect(() => readRows('leads.csv', 'email,telefone\nana@example.com,11987654321\n')).toThrow(
+        'CSV: unknown column(s) telefone; the header may only name nome, email, cargo',
+      );
+      expect(() => readRows('leads.csv', 'nome,cargo\nAna,CEO\n')).toThrow('CSV: the header must include email');
+
+      const { parseArgs } = jest.requireActual('../../cli/args.js');
+      expect(parseArgs(['submit', '--cargo', 'CEO']).options).toEqual({ cargo: 'CEO' });
+      expect(() => parseArgs(['submit', '--telefone', '11987654321'])).toThrow('unknown option --telefone');
+    });
+  });
+});
