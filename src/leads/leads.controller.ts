@@ -1,8 +1,8 @@
-import { Controller, HttpCode, Post } from '@nestjs/common';
+import { Body, Controller, HttpCode, Post } from '@nestjs/common';
 import { OptionalBearer } from '../auth/bearer.guard.js';
 import { Caller, CurrentCaller } from '../auth/caller.decorator.js';
 import { RateLimit } from '../rate-limit/rate-limit.guard.js';
-import { JsonBody } from '../body/json-body.js';
+import { Consumes } from '../body/body.guard.js';
 import { IdempotencyKeyHeader } from './idempotency-key.header.js';
 import { LeadReceipt, LeadsService } from './leads.service.js';
 
@@ -14,8 +14,9 @@ export class LeadsController {
 
   @Post('lead')
   @HttpCode(201)
+  @Consumes('application/json')
   create(
-    @JsonBody() body: Record<string, unknown>,
+    @Body() body: Record<string, unknown>,
     @CurrentCaller() caller: Caller,
     @IdempotencyKeyHeader() idempotencyKey?: string,
   ): Promise<LeadReceipt> {
