@@ -82,7 +82,7 @@ describe('routes and the contract', () => {
 
   it('finds the application routes', () => {
     expect(routes.length).toBeGreaterThan(20);
-    expect(routes).toContainEqual(expect.objectContaining({ method: 'post', path: '/api/v1/lead', consumes: 'application/json', readsBody: true }));
+    expect(routes).toContainEqual(expect.objectContaining({ method: 'post', path: '/api/v1/sandbox', consumes: 'application/json', readsBody: true }));
   });
 
   it('documents every route', () => {
