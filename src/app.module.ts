@@ -1,6 +1,9 @@
 import { DynamicModule, Inject, MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
-import { APP_FILTER, APP_GUARD } from '@nestjs/core';
+import { APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { BearerGuard } from './auth/bearer.guard.js';
+import { BodyGuard } from './body/body.guard.js';
+import { BodyParserMiddleware } from './body/body-parser.middleware.js';
+import { createValidationPipe } from './body/validation.pipe.js';
 import { CliDownloadModule } from './cli-download/cli-download.module.js';
 import { AppConfig } from './config/config.js';
 import { APP_CONFIG, ConfigModule } from './config/config.module.js';
@@ -8,14 +11,13 @@ import { DatabaseModule } from './database/database.module.js';
 import { DiscoveryModule } from './discovery/discovery.module.js';
 import { DocsModule } from './docs/docs.module.js';
 import { FormsModule } from './forms/forms.module.js';
-import { RawBodyMiddleware } from './body/raw-body.middleware.js';
 import { GraphqlModule } from './graphql/graphql.module.js';
 import { IdentityModule } from './identity/identity.module.js';
 import { LeadsModule } from './leads/leads.module.js';
 import { McpModule } from './mcp/mcp.module.js';
 import { MetaModule } from './meta/meta.module.js';
 import { OAuthModule } from './oauth/oauth.module.js';
-import { ProblemFilter } from './problem/problem.filter.js';
+import { ProblemModule } from './problem/problem.module.js';
 import { RateLimitGuard } from './rate-limit/rate-limit.guard.js';
 import { RateLimitModule } from './rate-limit/rate-limit.module.js';
 import { SandboxModule } from './sandbox/sandbox.module.js';
@@ -29,6 +31,7 @@ export class AppModule implements NestModule {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
+        ProblemModule,
         DatabaseModule.forRoot(config),
         RateLimitModule.forRoot(config),
         SiteModule,
@@ -45,10 +48,12 @@ export class AppModule implements NestModule {
         FormsModule,
       ],
       providers: [
-        { provide: APP_FILTER, useClass: ProblemFilter },
-        // In this order: who is calling decides which rate-limit tier applies.
+        // In this order: who is calling decides which rate-limit tier applies, and a caller refused by either gets
+        // that answer whatever its body.
         { provide: APP_GUARD, useClass: BearerGuard },
         { provide: APP_GUARD, useClass: RateLimitGuard },
+        { provide: APP_GUARD, useClass: BodyGuard },
+        { provide: APP_PIPE, useFactory: createValidationPipe },
       ],
     };
   }
@@ -58,6 +63,6 @@ export class AppModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {
     // Without API_DEPRECATIONS the deprecation middleware would be a pass-through on every request.
     const deprecations = this.config.apiDeprecations.length > 0 ? [DeprecationMiddleware] : [];
-    consumer.apply(...deprecations, RawBodyMiddleware).forRoutes('{*path}');
+    consumer.apply(...deprecations, BodyParserMiddleware).forRoutes('{*path}');
   }
 }

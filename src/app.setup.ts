@@ -2,6 +2,7 @@ import type { Server, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
+import type { DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Express, NextFunction, Request, Response } from 'express';
@@ -28,10 +29,13 @@ export const serverTimeouts = (config: AppConfig) => ({
   connectionsCheckingInterval: 1_000,
 });
 
-/** Builds the whole application; main.ts and every e2e suite go through here, so tests run what production runs. */
-export async function createApp(config: AppConfig): Promise<NestExpressApplication> {
+/**
+ * Builds the whole application; main.ts and every e2e suite go through here, so tests run what production runs. A test
+ * may pass a root module that imports AppModule beside routes of its own.
+ */
+export async function createApp(config: AppConfig, root: DynamicModule = AppModule.forRoot(config)): Promise<NestExpressApplication> {
   const logger = createLogger(config.logLevel);
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), new PrototypedExpressAdapter(), { bodyParser: false, logger: new NestPinoLogger(logger) });
+  const app = await NestFactory.create<NestExpressApplication>(root, new PrototypedExpressAdapter(), { bodyParser: false, logger: new NestPinoLogger(logger) });
   app.set('trust proxy', config.trustProxy);
   app.set(IPV6_PREFIX_SETTING, config.ipv6PrefixLength);
   app.set('x-powered-by', false);

@@ -118,7 +118,7 @@ describe('HTTP limits', () => {
       expect(res.headers.connection).toBe('close');
     });
 
-    // CORS answers preflights before any body is read; every other route reads bodies through RawBodyMiddleware (413).
+    // CORS answers preflights before any body is read; every other route reads bodies through BodyParserMiddleware (413).
     it('closes the connection of a CORS preflight answered before its 100 GB body is read, instead of reading the body on', async () => {
       const head = `OPTIONS ${LEAD} HTTP/1.1\r\nOrigin: http://elsewhere.test\r\nAccess-Control-Request-Method: POST\r\n`;
       const socket = connect(app.port, '127.0.0.1');

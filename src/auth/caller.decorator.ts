@@ -12,9 +12,9 @@ export interface Caller {
 
 export function callerOf(req: Request): Caller {
   const principal = principalOf(req);
-  return principal.kind === 'agent'
-    ? { scope: `agent:${principal.registrationId}`, registrationId: principal.registrationId }
-    : { scope: `ip:${clientIp(req)}`, registrationId: null };
+  if (principal.kind === 'agent') return { scope: `agent:${principal.registrationId}`, registrationId: principal.registrationId };
+  if (principal.kind === 'operator') return { scope: `operator:${principal.clientId}`, registrationId: null };
+  return { scope: `ip:${clientIp(req)}`, registrationId: null };
 }
 
 export const CurrentCaller = createParamDecorator((_data: unknown, ctx: ExecutionContext) => callerOf(ctx.switchToHttp().getRequest<Request>()));

@@ -1,12 +1,16 @@
 import type { Request } from 'express';
 
-/** Who is calling: nobody in particular, or a registered agent proven by its access token. */
+/**
+ * Who is calling, with the scopes its access token grants: nobody in particular (no token), a registered agent, or an
+ * operator (a service's own client; a token marks it with `kind: "operator"`, see TokenService.authenticate).
+ */
 export type Principal =
-  | { kind: 'anonymous' }
+  | { kind: 'anonymous'; scopes: readonly string[] }
   /** `registeredFrom`: the client address its registration came from, whose ceiling it shares (null before it was stored). */
-  | { kind: 'agent'; registrationId: string; registeredFrom: string | null };
+  | { kind: 'agent'; registrationId: string; registeredFrom: string | null; scopes: readonly string[] }
+  | { kind: 'operator'; clientId: string; scopes: readonly string[] };
 
-export const ANONYMOUS: Principal = Object.freeze({ kind: 'anonymous' });
+export const ANONYMOUS: Principal = Object.freeze({ kind: 'anonymous', scopes: Object.freeze([]) });
 
 export type RequestWithPrincipal = Request & { principal?: Principal };
 

@@ -5,6 +5,7 @@ import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '../config/config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { AppError } from '../problem/app-error.js';
+import { installPage } from './cli-download.page.js';
 
 /** The string constant the bundle carries in place of the service address (cli/leads.ts, DEFAULT_BASE_URL). */
 export const BASE_URL_PLACEHOLDER = '"__LEADS_BASE_URL__"';
@@ -22,16 +23,9 @@ export interface CliFile {
 @Injectable()
 export class CliDownloadService implements OnModuleInit {
   private file?: CliFile;
+  private page?: string;
 
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
-
-  get version(): string {
-    return this.config.version;
-  }
-
-  get baseUrl(): string {
-    return this.config.publicBaseUrl;
-  }
 
   onModuleInit(): void {
     // Read once at start when it exists; a missing bundle is retried on each request (answered 503 meanwhile).
@@ -51,6 +45,12 @@ export class CliDownloadService implements OnModuleInit {
     return file;
   }
 
+  /** The install page of the served file (cli-download.page.ts). */
+  installPage(): string {
+    this.get();
+    return this.page!;
+  }
+
   private load(): CliFile | undefined {
     let source: string;
     try {
@@ -61,6 +61,7 @@ export class CliDownloadService implements OnModuleInit {
     const body = source.split(BASE_URL_PLACEHOLDER).join(JSON.stringify(this.config.publicBaseUrl));
     const sha256 = createHash('sha256').update(body, 'utf8').digest('hex');
     this.file = { body, sha256, etag: `"${sha256.slice(0, 32)}"` };
+    this.page = installPage(this.config.publicBaseUrl, this.config.version, sha256);
     return this.file;
   }
 }

@@ -46,7 +46,7 @@ interface Statement {
 
 // Words may wrap onto the next line: \s+ between them.
 const STATEMENTS: Statement[] = [
-  { fact: 'body limit', in: 'README', pattern: /\(at most (\d+) KiB\) by `RawBodyMiddleware`/g, values: [kib(BODY_LIMIT_BYTES)] },
+  { fact: 'body limit', in: 'README', pattern: /reads\s+its body \(at most (\d+) KiB\)/g, values: [kib(BODY_LIMIT_BYTES)] },
   { fact: 'body limit', in: 'README', pattern: /bodies\s+over\s+(\d+) KiB\s+even\s+after\s+decompression/g, values: [kib(BODY_LIMIT_BYTES)] },
   { fact: 'body limit', in: 'README', pattern: /A\s+body\s+over\s+(\d+) KiB\s+is\s+refused/g, values: [kib(BODY_LIMIT_BYTES)] },
   {

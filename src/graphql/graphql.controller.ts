@@ -1,7 +1,7 @@
-import { Controller, Get, Header, HttpCode, Post, Req, Res } from '@nestjs/common';
+import { Body, Controller, Get, Header, HttpCode, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { OptionalBearer } from '../auth/bearer.guard.js';
-import { JsonValue } from '../body/json-body.js';
+import { Consumes } from '../body/body.guard.js';
 import { RateLimit } from '../rate-limit/rate-limit.guard.js';
 import { GRAPHQL_EXPLORER_HTML } from './graphql-explorer.js';
 import { GraphqlService } from './graphql.service.js';
@@ -15,7 +15,9 @@ export class GraphqlController {
   @HttpCode(200)
   @OptionalBearer()
   @RateLimit('api')
-  execute(@JsonValue() body: unknown, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<string> {
+  // Any JSON value: a batch (array) gets GraphQL's own error, not a problem.
+  @Consumes('application/json', { anyValue: true })
+  execute(@Body() body: unknown, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<string> {
     return this.graphql.execute(body, req, res);
   }
 

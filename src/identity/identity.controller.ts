@@ -1,6 +1,6 @@
-import { Controller, Header, HttpCode, Post } from '@nestjs/common';
+import { Body, Controller, Header, HttpCode, Post } from '@nestjs/common';
 import { ClientAddress } from '../auth/caller.decorator.js';
-import { JsonBody } from '../body/json-body.js';
+import { Consumes } from '../body/body.guard.js';
 import { RateLimit } from '../rate-limit/rate-limit.guard.js';
 import { IdentityResponse, IdentityService } from './identity.service.js';
 
@@ -12,7 +12,8 @@ export class IdentityController {
   @Post('identity')
   @HttpCode(200)
   @Header('Cache-Control', 'no-store')
-  register(@JsonBody() body: Record<string, unknown>, @ClientAddress() address: string): Promise<IdentityResponse> {
+  @Consumes('application/json')
+  register(@Body() body: Record<string, unknown>, @ClientAddress() address: string): Promise<IdentityResponse> {
     return this.identity.register(body, address);
   }
 }

@@ -1,4 +1,3 @@
-import { createParamDecorator, ExecutionContext } from '@nestjs/common';
 import type { Request } from 'express';
 import { distinctHeader } from '../request/distinct-header.js';
 import { AppError } from '../problem/app-error.js';
@@ -26,7 +25,3 @@ export function readIdempotencyKey(req: Request): string | undefined {
   if (!BARE_KEY.test(raw)) throw invalid('must be 1 to 255 printable ASCII characters');
   return raw;
 }
-
-export const IdempotencyKeyHeader = createParamDecorator((_data: unknown, ctx: ExecutionContext) =>
-  readIdempotencyKey(ctx.switchToHttp().getRequest<Request>()),
-);

@@ -1,9 +1,10 @@
-import { Controller, HttpCode, Post } from '@nestjs/common';
+import { Controller, HttpCode, Post, Req } from '@nestjs/common';
+import type { Request } from 'express';
 import { OptionalBearer } from '../auth/bearer.guard.js';
-import { Caller, CurrentCaller } from '../auth/caller.decorator.js';
+import { callerOf } from '../auth/caller.decorator.js';
+import { Consumes } from '../body/body.guard.js';
 import { RateLimit } from '../rate-limit/rate-limit.guard.js';
-import { JsonBody } from '../body/json-body.js';
-import { IdempotencyKeyHeader } from './idempotency-key.header.js';
+import { readIdempotencyKey } from './idempotency-key.header.js';
 import { LeadReceipt, LeadsService } from './leads.service.js';
 
 @Controller('api/v1')
@@ -12,13 +13,15 @@ import { LeadReceipt, LeadsService } from './leads.service.js';
 export class LeadsController {
   constructor(private readonly leads: LeadsService) {}
 
+  /**
+   * The benchmarked path reads the request itself rather than through @Body() and parameter decorators: Nest runs the
+   * global ValidationPipe on every such parameter, through a chain of promises that cost each lead 4–7% more CPU.
+   * The body guard has already checked it (@Consumes) and the body middleware parsed it once; LeadsService validates.
+   */
   @Post('lead')
   @HttpCode(201)
-  create(
-    @JsonBody() body: Record<string, unknown>,
-    @CurrentCaller() caller: Caller,
-    @IdempotencyKeyHeader() idempotencyKey?: string,
-  ): Promise<LeadReceipt> {
-    return this.leads.create(body, caller, idempotencyKey);
+  @Consumes('application/json')
+  create(@Req() req: Request): Promise<LeadReceipt> {
+    return this.leads.create(req.body as Record<string, unknown>, callerOf(req), readIdempotencyKey(req));
   }
 }

@@ -1,10 +1,12 @@
-import { Controller, Header, HttpCode, Post } from '@nestjs/common';
-import { FormBody } from '../body/form-body.js';
+import { Body, Controller, Header, HttpCode, Post } from '@nestjs/common';
+import { Consumes } from '../body/body.guard.js';
 import { RateLimit } from '../rate-limit/rate-limit.guard.js';
+import { OAUTH_PATH } from './oauth-error.format.js';
 import { TokenResponse, TokenService } from './token.service.js';
 
-@Controller('oauth2')
+@Controller(OAUTH_PATH)
 @RateLimit('token')
+@Consumes('application/x-www-form-urlencoded')
 export class OAuthController {
   constructor(private readonly tokens: TokenService) {}
 
@@ -12,14 +14,14 @@ export class OAuthController {
   @HttpCode(200)
   @Header('Cache-Control', 'no-store')
   @Header('Pragma', 'no-cache')
-  token(@FormBody() params: Record<string, string>): Promise<TokenResponse> {
+  token(@Body() params: Record<string, string>): Promise<TokenResponse> {
     return this.tokens.exchange(params);
   }
 
   @Post('revoke')
   @HttpCode(200)
   @Header('Cache-Control', 'no-store')
-  revoke(@FormBody() params: Record<string, string>): Promise<void> {
+  revoke(@Body() params: Record<string, string>): Promise<void> {
     return this.tokens.revoke(params);
   }
 }

@@ -3,6 +3,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { AgentRegistration } from '../identity/agent-registration.entity.js';
 import { KeyStore } from './key-store.service.js';
 import { OAuthController } from './oauth.controller.js';
+import { OAuthErrorFormat } from './oauth-error.format.js';
 import { RevokedToken } from './revoked-token.entity.js';
 import { SigningKey } from './signing-key.entity.js';
 import { TokenService } from './token.service.js';
@@ -10,7 +11,7 @@ import { TokenService } from './token.service.js';
 @Module({
   imports: [TypeOrmModule.forFeature([AgentRegistration, SigningKey, RevokedToken])],
   controllers: [OAuthController],
-  providers: [KeyStore, TokenService],
+  providers: [KeyStore, TokenService, OAuthErrorFormat],
   exports: [KeyStore, TokenService],
 })
 export class OAuthModule {}

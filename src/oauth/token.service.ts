@@ -3,6 +3,7 @@ import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/commo
 import { InjectRepository } from '@nestjs/typeorm';
 import { decodeProtectedHeader, errors, JWTPayload, jwtVerify, JWTVerifyOptions, SignJWT } from 'jose';
 import { IsNull, LessThan, Repository } from 'typeorm';
+import { bearerChallenge } from '../auth/bearer-challenge.js';
 import { ANONYMOUS, Principal } from '../auth/principal.js';
 import { AppConfig } from '../config/config.js';
 import { APP_CONFIG } from '../config/config.module.js';
@@ -33,6 +34,12 @@ export interface TokenResponse {
   scope: string;
 }
 
+interface VerifiedAccessToken {
+  payload: JWTPayload;
+  kid: unknown;
+  scopes: readonly string[];
+}
+
 /** Thrown inside key resolution so that an unknown kid is a verification failure like any other. */
 class UnknownKey extends errors.JOSEError {}
 
@@ -47,7 +54,7 @@ export class TokenService implements OnModuleInit, OnModuleDestroy {
   private readonly tokenEndpoint: string;
   private readonly challenge: string;
   /** Access tokens already verified, by their exact text: a hit skips the signature check, never the liveness check. */
-  private readonly verifiedAccessTokens = new Map<string, { payload: JWTPayload; kid: unknown }>();
+  private readonly verifiedAccessTokens = new Map<string, VerifiedAccessToken>();
   /** Access tokens whose liveness check failed, by their exact text, until when: refused again without a query. */
   private readonly refusedAccessTokens = new Map<string, number>();
   private readonly liveSql: string;
@@ -60,7 +67,7 @@ export class TokenService implements OnModuleInit, OnModuleDestroy {
   ) {
     this.issuer = config.publicBaseUrl;
     this.tokenEndpoint = `${config.publicBaseUrl}/oauth2/token`;
-    this.challenge = `Bearer error="invalid_token", resource_metadata="${config.publicBaseUrl}/.well-known/oauth-protected-resource"`;
+    this.challenge = bearerChallenge(config.publicBaseUrl, { error: 'invalid_token' });
     this.liveSql = liveTokenSql(registrations, revoked);
   }
 
@@ -128,6 +135,8 @@ export class TokenService implements OnModuleInit, OnModuleDestroy {
   /**
    * The Authorization header of an API request: absent → anonymous; anything present must be a valid, live token.
    * `beforeLookup` runs before a token this instance has not verified yet is checked, so the caller can refuse first.
+   * A token with `kind: "operator"` speaks for an operator client, live until its jti is revoked; any other for the
+   * agent registration it names, live while that registration is. Either way its principal has the token's scopes.
    */
   async authenticate(authorization: string[] | undefined, beforeLookup?: () => void): Promise<Principal> {
     if (!authorization) return ANONYMOUS;
@@ -137,28 +146,36 @@ export class TokenService implements OnModuleInit, OnModuleDestroy {
     const refusedUntil = this.refusedAccessTokens.get(token);
     if (refusedUntil !== undefined && refusedUntil > Date.now()) throw this.revokedToken();
     if (!this.verifiedAccessTokens.has(token)) beforeLookup?.();
-    const payload = await this.verifiedAccessToken(token);
-    if (!payload) throw this.invalidToken('The access token is malformed, expired or not issued by this service.');
-    // Checked on every request, so a revocation holds at once on every instance; the same query says where the
-    // registration came from, for its address's ceiling.
-    const [live] = (await this.registrations.manager.query(this.liveSql, [payload.sub, payload.jti])) as { registered_from: string | null }[];
-    if (!live) {
-      this.refusedAccessTokens.delete(token);
-      if (this.refusedAccessTokens.size >= REFUSED_CACHE_SIZE) this.refusedAccessTokens.delete(this.refusedAccessTokens.keys().next().value!);
-      this.refusedAccessTokens.set(token, Date.now() + REFUSED_CACHE_MS);
-      throw this.revokedToken();
+    const verified = await this.verifiedAccessToken(token);
+    if (!verified) throw this.invalidToken('The access token is malformed, expired or not issued by this service.');
+    const { payload, scopes } = verified;
+    // Checked on every request, so a revocation holds at once on every instance.
+    if (payload.kind === 'operator') {
+      if (await this.revoked.existsBy({ jti: payload.jti })) throw this.refuse(token);
+      return { kind: 'operator', clientId: payload.sub!, scopes };
     }
-    return { kind: 'agent', registrationId: payload.sub!, registeredFrom: live.registered_from ?? null };
+    // The same query says where the registration came from, for its address's ceiling.
+    const [live] = (await this.registrations.manager.query(this.liveSql, [payload.sub, payload.jti])) as { registered_from: string | null }[];
+    if (!live) throw this.refuse(token);
+    return { kind: 'agent', registrationId: payload.sub!, registeredFrom: live.registered_from ?? null, scopes };
+  }
+
+  /** Remembers a signed token found revoked, for REFUSED_CACHE_MS. */
+  private refuse(token: string): AppError {
+    this.refusedAccessTokens.delete(token);
+    if (this.refusedAccessTokens.size >= REFUSED_CACHE_SIZE) this.refusedAccessTokens.delete(this.refusedAccessTokens.keys().next().value!);
+    this.refusedAccessTokens.set(token, Date.now() + REFUSED_CACHE_MS);
+    return this.revokedToken();
   }
 
   /**
    * An agent sends the same token for up to its lifetime; the signature is checked the first time only. A hit still
    * needs its key: a key deleted after a leak stops its tokens here within the key store's reload interval.
    */
-  private async verifiedAccessToken(token: string): Promise<JWTPayload | undefined> {
+  private async verifiedAccessToken(token: string): Promise<VerifiedAccessToken | undefined> {
     const known = this.verifiedAccessTokens.get(token);
     if (known && known.payload.exp! + CLOCK_SKEW_SECONDS > Date.now() / 1000 && (await this.keys.verificationKey('access_token', known.kid))) {
-      return known.payload;
+      return known;
     }
     this.verifiedAccessTokens.delete(token);
     const payload = await this.verify('access_token', token, {
@@ -166,11 +183,13 @@ export class TokenService implements OnModuleInit, OnModuleDestroy {
       audience: this.issuer,
       requiredClaims: ['sub', 'exp', 'iat', 'jti', 'client_id'],
     });
-    if (payload) {
-      if (this.verifiedAccessTokens.size >= VERIFIED_CACHE_SIZE) this.verifiedAccessTokens.delete(this.verifiedAccessTokens.keys().next().value!);
-      this.verifiedAccessTokens.set(token, { payload, kid: decodeProtectedHeader(token).kid });
-    }
-    return payload;
+    if (!payload) return undefined;
+    if (this.verifiedAccessTokens.size >= VERIFIED_CACHE_SIZE) this.verifiedAccessTokens.delete(this.verifiedAccessTokens.keys().next().value!);
+    // Scope is a set of space-separated names (RFC 6749 §3.3), split once per token rather than per request.
+    const scopes = Object.freeze(typeof payload.scope === 'string' ? payload.scope.split(' ').filter(Boolean) : []);
+    const verified = { payload, kid: decodeProtectedHeader(token).kid, scopes };
+    this.verifiedAccessTokens.set(token, verified);
+    return verified;
   }
 
   private revokedToken(): AppError {

@@ -77,6 +77,18 @@ export const ERROR_CATALOG = {
     hint: 'Obtain a new access token at /oauth2/token, or send the request without an Authorization header.',
     description: 'The bearer token is malformed, expired, revoked or was not issued by this service (RFC 6750 §3.1).',
   },
+  authentication_required: {
+    status: 401,
+    title: 'Authentication required',
+    hint: 'Send Authorization: Bearer <access token> with a token that grants the scope named in WWW-Authenticate.',
+    description: 'The operation needs an access token and the request carried none (RFC 6750 §3).',
+  },
+  insufficient_scope: {
+    status: 403,
+    title: 'Insufficient scope',
+    hint: 'Use an access token that grants every scope named in the WWW-Authenticate scope attribute.',
+    description: 'The access token is valid, but it does not grant a scope the operation requires (RFC 6750 §3.1).',
+  },
   not_found: {
     status: 404,
     title: 'Not found',

@@ -10,6 +10,7 @@ import { BODY_LIMIT_BYTES, inKiB } from '../server/http-limits.js';
 import { AppError, serviceUnavailable } from './app-error.js';
 import { ERROR_CATALOG, ErrorCode } from './error-catalog.js';
 import { buildProblem, PROBLEM_MEDIA_TYPE } from './problem.js';
+import { ProblemFormats } from './problem-formats.js';
 
 
 /** Client errors raised by the framework itself (router, parsers) rather than by our code, by HTTP status. */
@@ -42,14 +43,17 @@ const BODY_PARSER_ERRORS: Record<string, [ErrorCode, string, Record<string, stri
 
 const DATABASE_WARNING_INTERVAL_MS = 10_000;
 
-/** The one place where every error becomes an RFC 9457 problem (or, at /oauth2/*, an OAuth error with problem members). */
+/** The one place where every error becomes an RFC 9457 problem, shaped by the format a module registered for its paths. */
 @Catch()
 export class ProblemFilter implements ExceptionFilter {
   private readonly logger = new Logger('ProblemFilter');
   private lastDatabaseWarning = 0;
   private unloggedDatabaseFailures = 0;
 
-  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly formats: ProblemFormats,
+  ) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const ctx = host.switchToHttp();
@@ -69,15 +73,7 @@ export class ProblemFilter implements ExceptionFilter {
     });
     for (const [name, value] of Object.entries(error.options.headers ?? {})) res.setHeader(name, value);
 
-    let body: Record<string, unknown> = problem;
-    let mediaType = PROBLEM_MEDIA_TYPE;
-    if (instance.startsWith('/oauth2/')) {
-      // RFC 6749 §5.2 clients need `error` and a JSON media type; the problem members ride along.
-      body = { error: oauthError(error.code, problem.status), error_description: error.detail, ...problem };
-      mediaType = prefersPlainJson(req.headers.accept) ? 'application/json' : PROBLEM_MEDIA_TYPE;
-      res.setHeader('Cache-Control', 'no-store');
-      res.setHeader('Pragma', 'no-cache');
-    }
+    const { body, mediaType } = this.formats.forPath(instance)?.render(problem, req, res) ?? { body: problem, mediaType: PROBLEM_MEDIA_TYPE };
     res.status(problem.status).type(`${mediaType}; charset=utf-8`).send(JSON.stringify(body));
   }
 
@@ -131,19 +127,3 @@ function bodyParserError(exception: unknown): AppError | undefined {
   const known = typeof type === 'string' ? BODY_PARSER_ERRORS[type] : undefined;
   return known && new AppError(known[0], known[1], { headers: known[2] });
 }
-
-/** RFC 6749 §5.2 codes are passed through; other failures map to the nearest registered OAuth error. */
-const OAUTH_ERRORS = new Set<ErrorCode>(['invalid_request', 'invalid_grant', 'unsupported_grant_type', 'invalid_scope']);
-
-function oauthError(code: ErrorCode, status: number): string {
-  if (OAUTH_ERRORS.has(code)) return code;
-  if (status === 503) return 'temporarily_unavailable';
-  return status >= 500 ? 'server_error' : 'invalid_request';
-}
-
-function prefersPlainJson(accept: string | undefined): boolean {
-  if (!accept) return false;
-  const types = accept.toLowerCase().split(',').map((part) => part.split(';')[0].trim());
-  return types.includes('application/json') && !types.includes(PROBLEM_MEDIA_TYPE);
-}
-

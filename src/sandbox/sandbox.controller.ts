@@ -1,6 +1,6 @@
-import { Controller, HttpCode, Post } from '@nestjs/common';
+import { Body, Controller, HttpCode, Post } from '@nestjs/common';
 import { OptionalBearer } from '../auth/bearer.guard.js';
-import { JsonBody } from '../body/json-body.js';
+import { Consumes } from '../body/body.guard.js';
 import { RateLimit } from '../rate-limit/rate-limit.guard.js';
 import { SandboxResult, SandboxService } from './sandbox.service.js';
 
@@ -12,7 +12,8 @@ export class SandboxController {
 
   @Post('sandbox')
   @HttpCode(200)
-  check(@JsonBody() body: Record<string, unknown>): SandboxResult {
+  @Consumes('application/json')
+  check(@Body() body: Record<string, unknown>): SandboxResult {
     return this.sandbox.check(body);
   }
 }

@@ -1,7 +1,9 @@
+import type { Type } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
+import { AppModule } from '../../src/app.module.js';
 import { createApp } from '../../src/app.setup.js';
 import { AppConfig, loadConfig } from '../../src/config/config.js';
 import { freshDatabase, TestDatabase } from './database.js';
@@ -35,6 +37,25 @@ export async function startTestApp(env: Record<string, string> = {}, shared?: Te
     close: async () => {
       await app.close();
       if (!shared) await database.drop();
+    },
+  };
+}
+
+/** startTestApp with test-only controllers beside the real AppModule: for seams no production route uses yet. */
+export async function startAppWith(controllers: Type[], env: Record<string, string> = {}): Promise<TestApp> {
+  const database = await freshDatabase();
+  const config = loadConfig({ LOG_LEVEL: 'silent', PUBLIC_BASE_URL: 'http://leads.test', ...GENEROUS_LIMITS, ...database.env, ...env });
+  class TestRoutesModule {}
+  const app = await createApp(config, { module: TestRoutesModule, imports: [AppModule.forRoot(config)], controllers });
+  await app.init();
+  return {
+    app,
+    http: request(app.getHttpServer()),
+    config,
+    dataSource: app.get<DataSource>(getDataSourceToken()),
+    close: async () => {
+      await app.close();
+      await database.drop();
     },
   };
 }

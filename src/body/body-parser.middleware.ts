@@ -4,6 +4,7 @@ import { Injectable, NestMiddleware } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import { AppError } from '../problem/app-error.js';
 import { BODY_LIMIT_BYTES, CODED_WIRE_LIMIT_BYTES } from '../server/http-limits.js';
+import { parseBody } from './request-body.js';
 
 const DECODERS: Record<string, () => Transform> = { gzip: createGunzip, deflate: createInflate, br: createBrotliDecompress };
 
@@ -15,25 +16,28 @@ class BodyError extends Error {
 }
 
 /**
- * Reads every request body as bytes, within the limit, without interpreting it; each route parses what it accepts
- * (JSON, form) so that the wrong media type is a 415 there rather than a silent empty body here.
+ * Reads every request body as bytes, within the limit, and parses it by its Content-Type into req.body
+ * (request-body.ts); whether the route accepts that media type is its own check (@Consumes, body.guard.ts), so that the
+ * wrong media type is a 415 there rather than a silent empty body.
  * A body over the limit is refused as soon as that is known: from Content-Length before any byte of it is read, else
  * at the byte that passes the limit. The rest is never read: the answer closes the connection (body-parser, used
  * before, read the whole body first, so a client declaring 100 GB was read for as long as it sent).
  * Errors are rethrown so that the problem filter formats them.
  */
 @Injectable()
-export class RawBodyMiddleware implements NestMiddleware {
+export class BodyParserMiddleware implements NestMiddleware {
   async use(req: Request, res: Response, next: NextFunction): Promise<void> {
+    let raw: Buffer | undefined;
     if (req.headers['transfer-encoding'] !== undefined || req.headers['content-length'] !== undefined) {
       try {
-        req.body = await readBody(req);
+        raw = await readBody(req);
       } catch (error) {
         // Where the next request would start is unknown once a body is left unread.
         res.setHeader('Connection', 'close');
         throw error;
       }
     }
+    parseBody(req, raw);
     next();
   }
 }

@@ -1,0 +1,140 @@
+import { parse as parseContentType } from 'content-type';
+import type { Request } from 'express';
+import { AppError, validationFailed } from '../problem/app-error.js';
+import { parseStrictJson } from './strict-json.js';
+
+export const JSON_MEDIA_TYPE = 'application/json';
+export const FORM_MEDIA_TYPE = 'application/x-www-form-urlencoded';
+/** The media types a route can declare with @Consumes() and read with @Body(). */
+export type BodyMediaType = typeof JSON_MEDIA_TYPE | typeof FORM_MEDIA_TYPE;
+
+/** What the body middleware made of a request's Content-Type and body. */
+interface BodyOutcome {
+  /** The media type, lower-cased; undefined when there is no Content-Type, null when it is malformed. */
+  mediaType: string | null | undefined;
+  /** The charset parameter, lower-cased. */
+  charset: string | undefined;
+  /** Why the body is not a valid body of its media type (JSON or form), when it is not. */
+  error?: AppError;
+}
+
+const OUTCOME = Symbol('body outcome');
+type RequestWithOutcome = Request & { [OUTCOME]?: BodyOutcome };
+const NO_CONTENT_TYPE: BodyOutcome = Object.freeze({ mediaType: undefined, charset: undefined });
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * Fills req.body by Content-Type: a JSON value for application/json (strict-json.ts), single-valued parameters for a
+ * form, the bytes for any other type. A body that fails its media type's rules is not refused here: the failure is
+ * kept for the route that reads it (jsonBodyOf, formBodyOf), which answers after authentication and rate limiting, in
+ * its own terms; a route that reads no body ignores it.
+ */
+export function parseBody(req: Request, raw: Buffer | undefined): void {
+  const header = req.headers['content-type'];
+  if (!header) {
+    (req as RequestWithOutcome)[OUTCOME] = NO_CONTENT_TYPE;
+    if (raw) req.body = raw;
+    return;
+  }
+  const outcome: BodyOutcome = { mediaType: null, charset: undefined };
+  try {
+    const parsed = parseContentType(header);
+    outcome.mediaType = parsed.type;
+    outcome.charset = parsed.parameters.charset?.toLowerCase();
+  } catch {
+    // mediaType stays null: every route that reads a body refuses it.
+  }
+  (req as RequestWithOutcome)[OUTCOME] = outcome;
+  const text = outcome.charset === undefined || outcome.charset === 'utf-8';
+  if (text && outcome.mediaType === JSON_MEDIA_TYPE) {
+    const parsed = parseJson(raw);
+    if (parsed instanceof AppError) outcome.error = parsed;
+    else req.body = parsed.value;
+  } else if (text && outcome.mediaType === FORM_MEDIA_TYPE) {
+    const parsed = parseForm(raw);
+    if (parsed instanceof AppError) outcome.error = parsed;
+    else req.body = parsed;
+  } else if (raw) {
+    req.body = raw;
+  }
+}
+
+function outcomeOf(req: Request): BodyOutcome {
+  return (req as RequestWithOutcome)[OUTCOME] ?? NO_CONTENT_TYPE;
+}
+
+/**
+ * The request's JSON value, or the problem a JSON endpoint answers: 415 for another media type or charset, 400 for an
+ * empty, non-UTF-8 or malformed body, 422 for duplicate or prototype keys and nesting (strict-json.ts).
+ */
+export function jsonBodyOf(req: Request): unknown {
+  const { mediaType, charset, error } = outcomeOf(req);
+  const refuse = (detail: string) => new AppError('unsupported_media_type', detail);
+  if (mediaType === undefined) throw refuse('The Content-Type header is missing; send application/json.');
+  if (mediaType === null) throw refuse('The Content-Type header is malformed; send application/json.');
+  if (mediaType !== JSON_MEDIA_TYPE) throw refuse(`Content-Type ${mediaType} is not accepted; send application/json.`);
+  if (charset !== undefined && charset !== 'utf-8') throw refuse(`charset=${charset} is not accepted; send UTF-8 (charset=utf-8 or none).`);
+  if (error) throw error;
+  return req.body;
+}
+
+/** jsonBodyOf, and the value must be an object (400 body_not_object). */
+export function jsonObjectBodyOf(req: Request): Record<string, unknown> {
+  const value = jsonBodyOf(req);
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new AppError('body_not_object', `The request body is ${describe(value)}, not a JSON object.`);
+  }
+  return value as Record<string, unknown>;
+}
+
+/**
+ * The request's form parameters (RFC 6749 §3.2). Another media type (JSON included), a charset other than UTF-8, a
+ * repeated parameter or bytes that are not UTF-8 are `invalid_request`, as OAuth clients expect.
+ */
+export function formBodyOf(req: Request): Record<string, string> {
+  const { mediaType, charset, error } = outcomeOf(req);
+  if (mediaType !== FORM_MEDIA_TYPE) {
+    throw new AppError('invalid_request', `The body must be application/x-www-form-urlencoded${mediaType ? `, not ${mediaType}` : ''}.`);
+  }
+  if (charset !== undefined && charset !== 'utf-8') throw new AppError('invalid_request', 'The body must be encoded as UTF-8.');
+  if (error) throw error;
+  return req.body as Record<string, string>;
+}
+
+function parseJson(raw: Buffer | undefined): { value: unknown } | AppError {
+  if (!raw || raw.length === 0) return new AppError('malformed_json', 'The request body is empty; send a JSON object.');
+  let text: string;
+  try {
+    text = utf8.decode(raw);
+  } catch {
+    return new AppError('invalid_encoding', 'The request body is not valid UTF-8.');
+  }
+  const parsed = parseStrictJson(text);
+  if (parsed.ok) return { value: parsed.value };
+  return parsed.syntax ? new AppError('malformed_json', 'The request body is not valid JSON.') : validationFailed(parsed.errors);
+}
+
+/** Empty values count as absent (RFC 6749 §3.2). */
+function parseForm(raw: Buffer | undefined): Record<string, string> | AppError {
+  let text = '';
+  if (raw) {
+    try {
+      text = utf8.decode(raw);
+    } catch {
+      return new AppError('invalid_request', 'The body is not valid UTF-8.');
+    }
+  }
+  const params = Object.create(null) as Record<string, string>;
+  const seen = new Set<string>();
+  for (const [name, value] of new URLSearchParams(text)) {
+    if (seen.has(name)) return new AppError('invalid_request', `The parameter ${name} is repeated.`);
+    seen.add(name);
+    if (value !== '') params[name] = value;
+  }
+  return params;
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  return Array.isArray(value) ? 'an array' : `a ${typeof value}`;
+}

@@ -1,0 +1,26 @@
+import { Injectable } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { Problem } from './problem.js';
+
+/** How a module answers errors under its own paths when its clients expect more than RFC 9457 (OAuth, for one). */
+export interface ProblemFormat {
+  /** The body and media type of the answer (without charset); may set headers on `res`. */
+  render(problem: Problem, req: Request, res: Response): { body: object; mediaType: string };
+}
+
+/**
+ * The formats modules register for their path prefixes, asked by the problem filter for every error; a path no
+ * format claims is answered with the problem alone.
+ */
+@Injectable()
+export class ProblemFormats {
+  private readonly formats: { prefix: string; format: ProblemFormat }[] = [];
+
+  register(pathPrefix: string, format: ProblemFormat): void {
+    this.formats.push({ prefix: pathPrefix, format });
+  }
+
+  forPath(path: string): ProblemFormat | undefined {
+    return this.formats.find(({ prefix }) => path.startsWith(prefix))?.format;
+  }
+}
