@@ -1,5 +1,10 @@
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { PACKAGE_ROOT } from '../src/config/package-root.js';
 import { freshDatabase } from './support/test-app.js';
 import { SERVER_ENTRY, startServer } from './support/server-process.js';
 
@@ -122,10 +127,76 @@ describe('the service as a process', () => {
     expect(result.stderr).not.toContain('hunter2');
   });
 
-  it('starts from the code cache the build trained (V8 accepts it for this bundle)', () => {
-    // A fresh node through the launcher, as `npm start` runs it: jest's own module system is not in the way.
-    const result = spawnSync(process.execPath, [SERVER_ENTRY, '--code-cache-rejected'], { encoding: 'utf8' });
-    expect(result.stderr).toBe('');
-    expect(result.stdout).toBe('false');
+  it('logs an unexpected error with a stack trace that names src/…ts lines (the build has source maps)', async () => {
+    const broken = await freshDatabase();
+    const server = await startServer(broken.env);
+    try {
+      // The table is taken away under the running service: its next insert fails in a way no handler expects.
+      if (broken.kind === 'postgres') await broken.query('DROP TABLE leads');
+      else {
+        const db = new Database(join(broken.env.DATA_DIR, 'leads.sqlite'));
+        db.exec('DROP TABLE leads');
+        db.close();
+      }
+      const res = await postLead(server.baseUrl, 3000);
+      expect(res.status).toBe(500);
+      const { request_id } = (await res.json()) as { request_id: string };
+      await server.stop();
+      const logged = server
+        .output()
+        .trim()
+        .split('\n')
+        .flatMap((line) => {
+          try {
+            return [JSON.parse(line) as { msg?: string; requestId?: string; error?: { stack?: string } }];
+          } catch {
+            return [];
+          }
+        })
+        .find((line) => line.msg === 'unexpected error' && line.requestId === request_id);
+      const stack = logged?.error?.stack ?? '';
+      expect(stack).toContain('leads');
+      // every frame of the service's own code is mapped: none names the bundle
+      expect(stack).not.toContain('service.mjs');
+      const frame = /\((\/[^()]+\/(src\/[^():]+\.ts)):(\d+):\d+\)$/m.exec(stack);
+      expect(frame).not.toBeNull();
+      const [, file, relative, line] = frame!;
+      expect(file).toBe(join(PACKAGE_ROOT, relative));
+      const lines = readFileSync(file, 'utf8').split('\n');
+      expect(Number(line)).toBeLessThanOrEqual(lines.length);
+      expect(lines[Number(line) - 1].trim()).not.toBe('');
+    } finally {
+      await server.stop('SIGKILL');
+      await broken.drop();
+    }
+  });
+
+  it('finds its own files from another working directory: the contract, GraphQL, the form script, Swagger UI, the CLI', async () => {
+    const elsewhere = mkdtempSync(join(tmpdir(), 'leads-cwd-'));
+    const server = await startServer(database.env, undefined, elsewhere);
+    try {
+      const get = (path: string) => fetch(`${server.baseUrl}${path}`);
+      const contract = await get('/docs/openapi-leads.json');
+      expect(contract.status).toBe(200);
+      expect(((await contract.json()) as { openapi: string }).openapi).toMatch(/^3\.1\./);
+      const schema = await get('/docs/schema.graphql');
+      expect(await schema.text()).toBe(readFileSync(join(PACKAGE_ROOT, 'src/graphql/schema.graphql'), 'utf8'));
+      const query = await fetch(`${server.baseUrl}/api/v1/graphql`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ query: '{ health { status } }' }),
+      });
+      expect(await query.json()).toEqual({ data: { health: { status: 'ok' } } });
+      const form = await get('/forms/leads.js');
+      expect(await form.text()).toBe(readFileSync(join(PACKAGE_ROOT, 'src/forms/leads-form.js'), 'utf8'));
+      expect((await get('/docs/assets/swagger-ui.css')).status).toBe(200);
+      const cli = await get('/cli/leads');
+      expect(cli.status).toBe(200);
+      expect(await cli.text()).toMatch(/^#!\/usr\/bin\/env node\n/);
+      expect(readdirSync(elsewhere)).toEqual([]);
+    } finally {
+      await server.stop('SIGKILL');
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
   });
 });

@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { Injectable } from '@nestjs/common';
+import { packagePath } from '../config/package-root.js';
 
 /**
  * The contract (openapi/openapi-leads.yaml, the source of truth) as JSON: `npm run build` converts it, because parsing
  * the YAML here took a tenth of the start-up time. The docs suite checks that what is served equals the YAML.
  */
-export const OPENAPI_FILE = resolve('dist/openapi-leads.json');
+export const OPENAPI_FILE = packagePath('dist/openapi-leads.json');
 
 @Injectable()
 export class OpenApiService {

@@ -1,0 +1,42 @@
+import { describe, expect, it } from '@jest/globals';
+import { SourceMap } from 'node:module';
+import { transformSync } from 'esbuild';
+import { applyEdits } from './text-edits.mjs';
+
+/** Where `text` is in `code`, as a zero-based line and column. */
+function position(code, text) {
+  const offset = code.indexOf(text);
+  if (offset < 0) throw new Error(`${text} is not in the code`);
+  const before = code.slice(0, offset).split('\n');
+  return [before.length - 1, before.at(-1).length];
+}
+
+const SOURCE = ['function first() {', '  return "añ";', '}', 'const second = () => first();', 'export { second };', ''].join('\n');
+
+describe('applyEdits', () => {
+  it('keeps a source map true through insertions, removals and replacements, on any line', () => {
+    const { code, map } = transformSync(SOURCE, { sourcemap: 'external', sourcefile: 'input.ts', format: 'esm', charset: 'utf8' });
+    const edits = [
+      [code.indexOf('function first'), code.indexOf('function first'), '/* inserted */'],
+      [code.indexOf('"a'), code.indexOf('"a') + 1, "'"],
+      [code.indexOf('\u00f1'), code.indexOf('\u00f1') + 1, '\\u00f1'],
+      [code.indexOf('const second'), code.indexOf('const second') + 'const'.length, 'let\n  '],
+    ];
+    const out = applyEdits(code, edits, JSON.parse(map));
+    expect(out.code).toContain("/* inserted */function first() {\n  return 'a\\u00f1\";\n}\nlet\n   second = () => first();");
+    const mapped = new SourceMap(out.map);
+    for (const [token, line, column] of [
+      ['first()', 0, 9],
+      ['return', 1, 2],
+      ['second =', 3, 6],
+      ['first();', 3, 21],
+    ]) {
+      const [atLine, atColumn] = position(out.code, token);
+      expect([token, mapped.findEntry(atLine, atColumn)]).toEqual([token, expect.objectContaining({ originalLine: line, originalColumn: column })]);
+    }
+  });
+
+  it('refuses overlapping edits', () => {
+    expect(() => applyEdits('abcdef', [[1, 3, ''], [2, 4, '']])).toThrow('overlapping edits at 2');
+  });
+});
