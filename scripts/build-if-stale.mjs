@@ -1,9 +1,10 @@
-// `npm start`, `npm test` and the maintenance commands build first only when the build is missing or older than what
-// it is made from: a start on a built tree skips the build's 10–15 s. `npm run build` (scripts/build.mjs) writes the
-// stamp last, dated when it started, so an interrupted build leaves none and a file saved while it ran counts as newer.
-// A folder's own time changes when an entry is added, removed or renamed, so deletions count too.
+// `npm start`, `npm test` and the maintenance commands build first only when the build is missing, older than what it
+// is made from, or made by another Node: a start on a built tree skips the build's 10–15 s. `npm run build`
+// (scripts/build.mjs) writes the stamp last, dated when it started, so an interrupted build leaves none and a file saved
+// while it ran counts as newer. A folder's own time changes when an entry is added, removed or renamed, so deletions
+// count too.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -32,14 +33,20 @@ function changedSince(root, path, time) {
   return undefined;
 }
 
+/** What the stamp says: which Node made the build (its code cache fits only that Node's V8). */
+export const stampText = (node = process.version) => `npm run build with Node ${node}\n`;
+
 /** Why the package must be built before it runs, or undefined when its build is complete and newer than its sources. */
 export function staleReason(root = ROOT) {
   let built;
+  let stamp;
   try {
     built = statSync(join(root, STAMP)).mtimeMs;
+    stamp = readFileSync(join(root, STAMP), 'utf8');
   } catch {
     return 'there is no complete build in dist/';
   }
+  if (stamp !== stampText()) return `the build was made by another Node (${stamp.trim()}), and its code cache fits only that one`;
   const tsconfigs = readdirSync(root).filter((name) => /^tsconfig.*\.json$/.test(name));
   for (const source of [...SOURCES, ...tsconfigs]) {
     const changed = changedSince(root, source, built);

@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { staleReason, STAMP } from './build-if-stale.mjs';
+import { staleReason, STAMP, stampText } from './build-if-stale.mjs';
 
 const HOUR_AGO = new Date(Date.now() - 3_600_000);
 const MINUTE_AGO = new Date(Date.now() - 60_000);
@@ -16,7 +16,7 @@ function builtPackage() {
   for (const path of [...files, 'src/leads', 'src', 'migrations']) {
     utimesSync(join(root, path), HOUR_AGO, HOUR_AGO);
   }
-  writeFileSync(join(root, STAMP), '');
+  writeFileSync(join(root, STAMP), stampText());
   utimesSync(join(root, STAMP), MINUTE_AGO, MINUTE_AGO);
   return root;
 }
@@ -39,6 +39,14 @@ describe('staleReason (the check before npm start, npm test and the maintenance 
     const root = builtPackage();
     writeFileSync(join(root, file), 'changed');
     expect(staleReason(root)).toBe(`${file} changed after the last build`);
+    rmSync(root, { recursive: true });
+  });
+
+  it('builds again under another Node, whose V8 would refuse the code cache', () => {
+    const root = builtPackage();
+    writeFileSync(join(root, STAMP), stampText('v18.0.0'));
+    utimesSync(join(root, STAMP), MINUTE_AGO, MINUTE_AGO);
+    expect(staleReason(root)).toMatch(/^the build was made by another Node \(npm run build with Node v18\.0\.0\)/);
     rmSync(root, { recursive: true });
   });
 

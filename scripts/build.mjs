@@ -2,7 +2,7 @@
 // (scripts/release/), the command-line client; last, the stamp that scripts/build-if-stale.mjs compares with the sources.
 import { spawnSync } from 'node:child_process';
 import { rmSync, utimesSync, writeFileSync } from 'node:fs';
-import { ROOT, STAMP } from './build-if-stale.mjs';
+import { ROOT, STAMP, stampText } from './build-if-stale.mjs';
 import { bundleService } from './release/bundle.mjs';
 
 process.chdir(ROOT);
@@ -19,5 +19,5 @@ run('npm', ['run', '--silent', 'build:contract']);
 await bundleService();
 run('npm', ['run', '--silent', 'build:cli']);
 
-writeFileSync(STAMP, `npm run build, started ${started.toISOString()}\n`);
+writeFileSync(STAMP, stampText());
 utimesSync(STAMP, started, started);

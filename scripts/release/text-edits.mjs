@@ -1,5 +1,5 @@
-// Text edits to the bundle that keep its source map true: every pass over esbuild's output (scripts/release/bundle.mjs)
-// is a list of edits applied here, and the map's generated positions move with the text.
+// The bundle's source map through the passes over esbuild's output (scripts/release/bundle.mjs): each pass is a list of
+// text edits applied here, and the map's generated positions move with the text.
 import { decode, encode } from '@jridgewell/sourcemap-codec';
 
 /** Where each line of the text starts. */
@@ -65,4 +65,26 @@ export function applyEdits(code, edits, map) {
     }
   });
   return { code: out, map: { ...map, mappings: encode(lines) } };
+}
+
+/**
+ * The map with one mapping per original line, not per token, for the sources `coarse(source)` picks: a frame there
+ * still names its file and line, and the column where that line's code starts.
+ */
+export function lineLevelMappings(map, coarse) {
+  const isCoarse = map.sources.map((source) => coarse(source));
+  const lines = decode(map.mappings).map((segments) => {
+    let previous;
+    return segments.filter((segment) => {
+      if (segment.length < 4 || !isCoarse[segment[1]]) {
+        previous = undefined;
+        return true;
+      }
+      const key = `${segment[1]}:${segment[2]}`;
+      if (key === previous) return false;
+      previous = key;
+      return true;
+    });
+  });
+  return { ...map, mappings: encode(lines) };
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { SourceMap } from 'node:module';
 import { transformSync } from 'esbuild';
-import { applyEdits } from './text-edits.mjs';
+import { applyEdits, lineLevelMappings } from './text-edits.mjs';
 
 /** Where `text` is in `code`, as a zero-based line and column. */
 function position(code, text) {
@@ -38,5 +38,18 @@ describe('applyEdits', () => {
 
   it('refuses overlapping edits', () => {
     expect(() => applyEdits('abcdef', [[1, 3, ''], [2, 4, '']])).toThrow('overlapping edits at 2');
+  });
+
+  it('keeps one mapping per original line for the sources it is told to, and every mapping of the others', () => {
+    const library = transformSync('export function shipped(a) { return a.b.c(a, [1, 2]); }\n', { sourcemap: 'external', sourcefile: 'node_modules/lib/index.js' });
+    const own = transformSync('export function own(a) { return a.b.c(a, [1, 2]); }\n', { sourcemap: 'external', sourcefile: 'src/own.ts' });
+    const decoded = (map) => new SourceMap(map);
+    const coarse = lineLevelMappings(JSON.parse(library.map), (source) => source.startsWith('node_modules/'));
+    const kept = lineLevelMappings(JSON.parse(own.map), (source) => source.startsWith('node_modules/'));
+    expect(kept.mappings).toBe(JSON.parse(own.map).mappings);
+    expect(coarse.mappings.split(';').map((line) => line.split(',').filter(Boolean).length)).toEqual([1, 1, 1, 0]);
+    // a frame anywhere in the function's body still names its file and line
+    const [line, column] = position(library.code, 'a.b.c');
+    expect(decoded(coarse).findEntry(line, column)).toMatchObject({ originalSource: expect.stringContaining('node_modules/lib/index.js'), originalLine: 0 });
   });
 });
