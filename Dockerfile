@@ -1,5 +1,5 @@
 # Multi-stage build: compile (with the toolchain better-sqlite3 needs), then a slim non-root runtime. One Node version
-# for both: better-sqlite3's native module is built for the Node that builds it.
+# for both: the build writes V8's code cache (scripts/release/train-code-cache.mjs), which another V8 would ignore.
 ARG NODE_VERSION=20.20.2
 FROM node:${NODE_VERSION}-bookworm AS build
 WORKDIR /app

@@ -3,10 +3,13 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { PACKAGE_ROOT } from '../src/config/package-root.js';
 import { freshDatabase } from './support/test-app.js';
 import { SERVER_ENTRY, startServer } from './support/server-process.js';
+
+const FULL_GC = fileURLToPath(new URL('./support/full-gc.cjs', import.meta.url));
 
 /** These tests run the built server (`npm test` builds first) as a real process: crashes, signals and logs. */
 describe('the service as a process', () => {
@@ -136,8 +139,9 @@ describe('the service as a process', () => {
 
   it('logs an unexpected error with a stack trace that names src/…ts lines (the build has source maps)', async () => {
     const broken = await freshDatabase();
-    const server = await startServer(broken.env);
+    const server = await startServer({ ...broken.env, NODE_OPTIONS: `--require ${FULL_GC}` });
     try {
+      await new Promise((resolve) => setTimeout(resolve, 300));
       // The table is taken away under the running service: its next insert fails in a way no handler expects.
       if (broken.kind === 'postgres') await broken.query('DROP TABLE leads');
       else {

@@ -31,12 +31,16 @@ function compile() {
   return new vm.Script(source, { filename: bundle, columnOffset: -Module.wrapper[0].length, cachedData });
 }
 
-// Logged stack traces name src/…ts lines. Node maps the frames of a file whose source map it has read, and it reads
-// one only as it compiles a module, never for vm.Script: compiling a module of the bundle's file name that holds just
-// the map's comment makes Node read dist/server.cjs.map for the bundle's frames (test/process.e2e-spec.ts checks it).
+// Logged stack traces name src/…ts lines. Node maps the frames of a file whose source map it has read; it reads one
+// only as it compiles a module (never for vm.Script) and keeps it only while that module lives. So the bundle's module
+// is a real one, in require.cache like any loaded module, and compiling it once with just the map's comment makes Node
+// read dist/server.cjs.map for the bundle's frames (test/process.e2e-spec.ts checks it).
 if (Module.setSourceMapsSupport) Module.setSourceMapsSupport(true);
 else process.setSourceMapsEnabled(true);
-new Module(bundle)._compile('//# sourceMappingURL=server.cjs.map', bundle);
+const bundleModule = new Module(bundle);
+bundleModule.filename = bundle;
+createRequire(bundle).cache[bundle] = bundleModule;
+bundleModule._compile('//# sourceMappingURL=server.cjs.map', bundle);
 
 const script = compile();
 // For the process suite: whether V8 refused the cache, under exactly the conditions of a start.
@@ -59,8 +63,7 @@ if (process.argv.includes('--write-code-cache')) {
   process.stdin.on('end', () => process.exit(1)).resume();
 }
 
-const module = { exports: {}, filename: bundle, id: bundle };
-run.call(module.exports, module.exports, createRequire(bundle), module, bundle, dirname(bundle));
+run.call(bundleModule.exports, bundleModule.exports, createRequire(bundle), bundleModule, bundle, dirname(bundle));
 
 // V8 lets the heap grow to four times what the last full collection kept; MCP under load then peaked at 320 MB. A
 // tenth keeps every scenario under 180 MB (bench/RESULTS.md). Set after the bundle's top level: set before, it slowed
