@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 
 /**
  * The package's folder: the nearest one above this code that holds package.json. This code runs from src/ (Jest),
- * dist/src/ (tsc's output) and dist/service.mjs (the bundle), so a fixed number of `..` would fit only one of them;
+ * dist/src/ (tsc's output) and dist/server.cjs (the bundle), so a fixed number of `..` would fit only one of them;
  * the working directory fits none when the service is started from elsewhere.
  */
 function findPackageRoot(): string {
