@@ -23,14 +23,15 @@ function changedSince(root, path, time) {
   } catch {
     return undefined; // an optional source that is not there (a missing required one fails the build, not this check)
   }
-  if (stats.mtimeMs > time) return path;
-  if (!stats.isDirectory()) return undefined;
-  for (const entry of readdirSync(join(root, path))) {
-    if (NOT_BUILT.test(entry)) continue;
-    const changed = changedSince(root, `${path}/${entry}`, time);
-    if (changed) return changed;
+  if (stats.isDirectory()) {
+    for (const entry of readdirSync(join(root, path))) {
+      if (NOT_BUILT.test(entry)) continue;
+      const changed = changedSince(root, `${path}/${entry}`, time);
+      if (changed) return changed;
+    }
   }
-  return undefined;
+  // a folder itself when none of its entries is newer: one was added, removed or renamed
+  return stats.mtimeMs > time ? path : undefined;
 }
 
 /** What the stamp says: which Node made the build (its code cache fits only that Node's V8). */
