@@ -1,5 +1,5 @@
 // `npm start`, `npm test` and the maintenance commands build first only when the build is missing, older than what it
-// is made from, or made by another Node: a start on a built tree skips the build's 10–15 s. `npm run build`
+// is made from, or made by another Node: a start on a built tree skips the build's 15–20 s. `npm run build`
 // (scripts/build.mjs) writes the stamp last, dated when it started, so an interrupted build leaves none and a file saved
 // while it ran counts as newer. A folder's own time changes when an entry is added, removed or renamed, so deletions
 // count too.
