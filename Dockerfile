@@ -1,5 +1,5 @@
 # Multi-stage build: compile (with the toolchain better-sqlite3 needs), then a slim non-root runtime. One Node version
-# for both: the build writes V8's code cache (scripts/train-code-cache.mjs), which another V8 would ignore.
+# for both: the build writes V8's code cache (scripts/release/train-code-cache.mjs), which another V8 would ignore.
 ARG NODE_VERSION=20.20.2
 FROM node:${NODE_VERSION}-bookworm AS build
 WORKDIR /app
@@ -20,7 +20,8 @@ WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
-# Read from the working directory at start: the GraphQL schema and the form script (the contract is in dist, as JSON).
+# Read at start from the package's folder (src/config/package-root.ts, the folder of package.json), whatever the working
+# directory: the GraphQL schema and the form script; the contract, the CLI and the bundle's source map are in dist.
 COPY src/graphql/schema.graphql ./src/graphql/schema.graphql
 COPY src/forms/leads-form.js ./src/forms/leads-form.js
 RUN mkdir -p /data && chown node:node /data

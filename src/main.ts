@@ -18,7 +18,6 @@ async function main(): Promise<void> {
   await app.listen(config.port);
 }
 
-// No top-level await: the bundle is a CommonJS script (scripts/server-launcher.mjs).
 main().catch((error: unknown) => {
   console.error(error);
   process.exit(1);

@@ -1,7 +1,15 @@
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { PACKAGE_ROOT } from '../src/config/package-root.js';
 import { freshDatabase } from './support/test-app.js';
 import { SERVER_ENTRY, startServer } from './support/server-process.js';
+
+const FULL_GC = fileURLToPath(new URL('./support/full-gc.cjs', import.meta.url));
 
 /** These tests run the built server (`npm test` builds first) as a real process: crashes, signals and logs. */
 describe('the service as a process', () => {
@@ -127,5 +135,80 @@ describe('the service as a process', () => {
     const result = spawnSync(process.execPath, [SERVER_ENTRY, '--code-cache-rejected'], { encoding: 'utf8' });
     expect(result.stderr).toBe('');
     expect(result.stdout).toBe('false');
+  });
+
+  it('logs an unexpected error with a stack trace that names src/…ts lines (the build has source maps)', async () => {
+    const broken = await freshDatabase();
+    const server = await startServer({ ...broken.env, NODE_OPTIONS: `--require ${FULL_GC}` });
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      // The table is taken away under the running service: its next insert fails in a way no handler expects.
+      if (broken.kind === 'postgres') await broken.query('DROP TABLE leads');
+      else {
+        const db = new Database(join(broken.env.DATA_DIR, 'leads.sqlite'));
+        db.exec('DROP TABLE leads');
+        db.close();
+      }
+      const res = await postLead(server.baseUrl, 3000);
+      expect(res.status).toBe(500);
+      const { request_id } = (await res.json()) as { request_id: string };
+      const loggedStack = () =>
+        server
+          .output()
+          .split('\n')
+          .flatMap((line) => {
+            try {
+              return [JSON.parse(line) as { msg?: string; requestId?: string; error?: { stack?: string } }];
+            } catch {
+              return [];
+            }
+          })
+          .find((line) => line.msg === 'unexpected error' && line.requestId === request_id)?.error?.stack;
+      // the line is written before the answer, but may reach this process after it
+      for (let waited = 0; !loggedStack() && waited < 5000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+      const stack = loggedStack() ?? '';
+      expect(stack).toContain('leads');
+      // every frame is mapped: none names the bundle
+      expect(stack).not.toContain('server.cjs');
+      const frame = /\((\/[^()]+\/(src\/[^():]+\.ts)):(\d+):\d+\)$/m.exec(stack);
+      expect(frame).not.toBeNull();
+      const [, file, relative, line] = frame!;
+      expect(file).toBe(join(PACKAGE_ROOT, relative));
+      const lines = readFileSync(file, 'utf8').split('\n');
+      expect(Number(line)).toBeLessThanOrEqual(lines.length);
+      expect(lines[Number(line) - 1].trim()).not.toBe('');
+    } finally {
+      await server.stop('SIGKILL');
+      await broken.drop();
+    }
+  });
+
+  it('finds its own files from another working directory: the contract, GraphQL, the form script, Swagger UI, the CLI', async () => {
+    const elsewhere = mkdtempSync(join(tmpdir(), 'leads-cwd-'));
+    const server = await startServer(database.env, undefined, elsewhere);
+    try {
+      const get = (path: string) => fetch(`${server.baseUrl}${path}`);
+      const contract = await get('/docs/openapi-leads.json');
+      expect(contract.status).toBe(200);
+      expect(((await contract.json()) as { openapi: string }).openapi).toMatch(/^3\.1\./);
+      const schema = await get('/docs/schema.graphql');
+      expect(await schema.text()).toBe(readFileSync(join(PACKAGE_ROOT, 'src/graphql/schema.graphql'), 'utf8'));
+      const query = await fetch(`${server.baseUrl}/api/v1/graphql`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ query: '{ health { status } }' }),
+      });
+      expect(await query.json()).toEqual({ data: { health: { status: 'ok' } } });
+      const form = await get('/forms/leads.js');
+      expect(await form.text()).toBe(readFileSync(join(PACKAGE_ROOT, 'src/forms/leads-form.js'), 'utf8'));
+      expect((await get('/docs/assets/swagger-ui.css')).status).toBe(200);
+      const cli = await get('/cli/leads');
+      expect(cli.status).toBe(200);
+      expect(await cli.text()).toMatch(/^#!\/usr\/bin\/env node\n/);
+      expect(readdirSync(elsewhere)).toEqual([]);
+    } finally {
+      await server.stop('SIGKILL');
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
   });
 });

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
@@ -7,21 +7,22 @@ import { AppError } from '../problem/app-error.js';
 import { CliDownloadService } from './cli-download.service.js';
 
 describe('CliDownloadService', () => {
-  const cwd = process.cwd();
   let dir: string;
   const config = { publicBaseUrl: 'https://leads.example', version: '9.9.9' } as AppConfig;
+  /** The service with its bundle in a scratch folder instead of the package's dist/. */
+  class ScratchCliDownloadService extends CliDownloadService {
+    protected override readonly bundleFile = join(dir, 'leads.cjs');
+  }
 
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'cli-service-'));
-    process.chdir(dir);
   });
   afterEach(() => {
-    process.chdir(cwd);
     rmSync(dir, { recursive: true, force: true });
   });
 
   it('answers 503 service_unavailable while the bundle is missing, then serves it once built', () => {
-    const service = new CliDownloadService(config);
+    const service = new ScratchCliDownloadService(config);
     service.onModuleInit();
     let error: unknown;
     try {
@@ -32,8 +33,7 @@ describe('CliDownloadService', () => {
     expect(error).toBeInstanceOf(AppError);
     expect(error).toMatchObject({ code: 'service_unavailable', detail: expect.stringContaining('dist/cli/leads.cjs is missing') });
 
-    mkdirSync('dist/cli', { recursive: true });
-    writeFileSync('dist/cli/leads.cjs', '#!/usr/bin/env node\nvar DEFAULT_BASE_URL = "__LEADS_BASE_URL__";\n');
+    writeFileSync(join(dir, 'leads.cjs'), '#!/usr/bin/env node\nvar DEFAULT_BASE_URL = "__LEADS_BASE_URL__";\n');
     const file = service.get();
     expect(file.body).toBe('#!/usr/bin/env node\nvar DEFAULT_BASE_URL = "https://leads.example";\n');
     expect(file.sha256).toBe(createHash('sha256').update(file.body).digest('hex'));

@@ -1,15 +1,15 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '../config/config.js';
 import { APP_CONFIG } from '../config/config.module.js';
+import { packagePath } from '../config/package-root.js';
 import { AppError } from '../problem/app-error.js';
 import { installPage } from './cli-download.page.js';
 
 /** The string constant the bundle carries in place of the service address (cli/leads.ts, DEFAULT_BASE_URL). */
 export const BASE_URL_PLACEHOLDER = '"__LEADS_BASE_URL__"';
-/** Where `npm run build:cli` writes the bundle, relative to the working directory (like package.json). */
+/** Where `npm run build` writes the client's bundle, from the package's folder. */
 export const CLI_BUNDLE_PATH = 'dist/cli/leads.cjs';
 
 export interface CliFile {
@@ -24,6 +24,8 @@ export interface CliFile {
 export class CliDownloadService implements OnModuleInit {
   private file?: CliFile;
   private page?: string;
+  /** The bundle's absolute path (a spec points it elsewhere). */
+  protected readonly bundleFile = packagePath(CLI_BUNDLE_PATH);
 
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
 
@@ -54,7 +56,7 @@ export class CliDownloadService implements OnModuleInit {
   private load(): CliFile | undefined {
     let source: string;
     try {
-      source = readFileSync(resolve(CLI_BUNDLE_PATH), 'utf8');
+      source = readFileSync(this.bundleFile, 'utf8');
     } catch {
       return undefined;
     }

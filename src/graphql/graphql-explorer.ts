@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { packagePath } from '../config/package-root.js';
 import { docsLayout, escapeHtml } from '../docs/docs-layout.js';
 
 /** The schema is the GraphQL contract: one committed file, loaded by the server and served as it is. */
-export const GRAPHQL_SCHEMA_FILE = resolve('src/graphql/schema.graphql');
+export const GRAPHQL_SCHEMA_FILE = packagePath('src/graphql/schema.graphql');
 export const GRAPHQL_SCHEMA = readFileSync(GRAPHQL_SCHEMA_FILE, 'utf8');
 
 const EXAMPLES: [string, string][] = [

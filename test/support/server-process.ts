@@ -1,5 +1,6 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
 import { freePort } from '../../scripts/free-port.mjs';
 
 /** Suites send hundreds of requests from one address; the rate-limit suites set their own quotas. */
@@ -24,13 +25,17 @@ export interface ServerProcess {
 
 export { freePort };
 
-/** What `npm start` runs: the build's one-file bundle of the service. */
-export const SERVER_ENTRY = 'dist/server.mjs';
+/** What `npm start` runs after its staleness check: the release build of the service (scripts/release/). */
+export const SERVER_ENTRY = fileURLToPath(new URL('../../dist/server.mjs', import.meta.url));
 
-/** Starts the built service (`npm run build` output) as its own process and waits until it answers health. */
-export async function startServer(env: Record<string, string>, port?: number): Promise<ServerProcess> {
+/**
+ * Starts the built service (`npm run build` output) as its own process and waits until it answers health; in the
+ * package's folder unless `cwd` names another.
+ */
+export async function startServer(env: Record<string, string>, port?: number, cwd?: string): Promise<ServerProcess> {
   const chosen = port ?? (await freePort());
   const child = spawn(process.execPath, [SERVER_ENTRY], {
+    cwd,
     env: { PATH: process.env.PATH, PORT: String(chosen), LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -1,5 +1,5 @@
 // The build's training start: runs the built service once on a scratch SQLite folder and a free loopback port, sends
-// the requests a fresh process answers first, then has the launcher write V8's code cache (scripts/server-launcher.mjs)
+// the requests a fresh process answers first, then has the launcher write V8's code cache (scripts/release/launcher.mjs)
 // with every function compiled by then. A cache written right after compiling, before anything ran, saved a third as
 // much start-up time. A failure here costs only speed: the build says so and goes on without a cache.
 import { spawn } from 'node:child_process';
@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { freePort } from './free-port.mjs';
+import { freePort } from '../free-port.mjs';
 
 const LEAD = { nome: 'Maria Souza', email: 'maria@example.com.br', telefone: '+55 11 98765-4321', empresa: 'Souza', mensagem: 'Olá', origem: 'build' };
 
@@ -17,7 +17,7 @@ export async function trainCodeCache(launcher, cacheFile) {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const env = { PATH: process.env.PATH, NODE_ENV: 'production', PORT: String(port), DATA_DIR: dataDir, PUBLIC_BASE_URL: base, LOG_LEVEL: 'silent' };
-  // stdin is a pipe so that the service ends with the build (scripts/server-launcher.mjs)
+  // stdin is a pipe so that the service ends with the build (scripts/release/launcher.mjs)
   const child = spawn(process.execPath, [launcher, '--write-code-cache'], { env, stdio: ['pipe', 'ignore', 'inherit'] });
   const exited = once(child, 'exit');
   const deadline = Date.now() + 60_000;

@@ -1,0 +1,68 @@
+// `npm start`, `npm test` and the maintenance commands build first only when the build is missing, older than what it
+// is made from, or made by another Node: a start on a built tree skips the build's 15–20 s. `npm run build`
+// (scripts/build.mjs) writes the stamp last, dated when it started, so an interrupted build leaves none and a file saved
+// while it ran counts as newer. A folder's own time changes when an entry is added, removed or renamed, so deletions
+// count too.
+import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('..', import.meta.url));
+export const STAMP = 'dist/.build-stamp';
+/** Everything the build reads, from the package's folder; node_modules/.package-lock.json changes with every install. */
+const SOURCES = ['src', 'cli', 'migrations', 'openapi', 'scripts', 'package.json', 'package-lock.json', 'node_modules/.package-lock.json', 'redocly.yaml'];
+/** Tests beside the sources, which the build leaves out (tsconfig.build.json). */
+const NOT_BUILT = /\.spec\.[cm]?[jt]s$/;
+
+/** The first path under `path` (itself included) changed after `time`, or undefined. */
+function changedSince(root, path, time) {
+  let stats;
+  try {
+    stats = statSync(join(root, path));
+  } catch {
+    return undefined; // an optional source that is not there (a missing required one fails the build, not this check)
+  }
+  if (stats.isDirectory()) {
+    for (const entry of readdirSync(join(root, path))) {
+      if (NOT_BUILT.test(entry)) continue;
+      const changed = changedSince(root, `${path}/${entry}`, time);
+      if (changed) return changed;
+    }
+  }
+  // a folder itself when none of its entries is newer: one was added, removed or renamed
+  return stats.mtimeMs > time ? path : undefined;
+}
+
+/** What the stamp says: which Node made the build (its code cache fits only that Node's V8). */
+export const stampText = (node = process.version) => `npm run build with Node ${node}\n`;
+
+/** Why the package must be built before it runs, or undefined when its build is complete and newer than its sources. */
+export function staleReason(root = ROOT) {
+  let built;
+  let stamp;
+  try {
+    built = statSync(join(root, STAMP)).mtimeMs;
+    stamp = readFileSync(join(root, STAMP), 'utf8');
+  } catch {
+    return 'there is no complete build in dist/';
+  }
+  if (stamp !== stampText()) return `the build was made by another Node (${stamp.trim()}), and its code cache fits only that one`;
+  const tsconfigs = readdirSync(root).filter((name) => /^tsconfig.*\.json$/.test(name));
+  for (const source of [...SOURCES, ...tsconfigs]) {
+    const changed = changedSince(root, source, built);
+    if (changed) return `${changed} changed after the last build`;
+  }
+  return undefined;
+}
+
+/** Runs `npm run build` when staleReason() gives a reason; exits the process when the build fails. */
+export function buildIfStale() {
+  const reason = staleReason();
+  if (!reason) return;
+  console.error(`Building first (npm run build): ${reason}.`);
+  const build = spawnSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' });
+  if (build.status !== 0) process.exit(build.status ?? 1);
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) buildIfStale();
