@@ -1,6 +1,7 @@
 # Multi-stage build: compile (with the toolchain better-sqlite3 needs), then a slim non-root runtime. One Node version
-# for both: the build writes V8's code cache (scripts/train-code-cache.mjs), which another V8 would ignore.
-ARG NODE_VERSION=20.20.2
+# for both: better-sqlite3 is built for its ABI, and the build writes V8's code cache (scripts/train-code-cache.mjs),
+# which another V8 would ignore. Node 24 LTS, the version CI also runs `npm test` on (.ci/run).
+ARG NODE_VERSION=24.21.0
 FROM node:${NODE_VERSION}-bookworm AS build
 WORKDIR /app
 COPY package.json package-lock.json ./

@@ -12,7 +12,7 @@ import { IPV6_PREFIX_SETTING } from './request/client-ip.js';
 import { limitConnections } from './server/connection-limits.js';
 import { PrototypedExpressAdapter } from './server/express-adapter.js';
 import { type Refusal, strictRequests } from './server/strict-requests.js';
-import { createLogger, NestPinoLogger, requestLogging } from './logging/logger.js';
+import { createLogger, logDestination, NestPinoLogger, requestLogging } from './logging/logger.js';
 import { buildProblem, PROBLEM_MEDIA_TYPE } from './problem/problem.js';
 
 /** Headers a web form or agent on another origin may read. */
@@ -29,7 +29,7 @@ export const serverTimeouts = (config: AppConfig) => ({
 
 /** Builds the whole application; main.ts and every e2e suite go through here, so tests run what production runs. */
 export async function createApp(config: AppConfig): Promise<NestExpressApplication> {
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, await logDestination(config.logFormat));
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), new PrototypedExpressAdapter(), { bodyParser: false, logger: new NestPinoLogger(logger) });
   app.set('trust proxy', config.trustProxy);
   app.set(IPV6_PREFIX_SETTING, config.ipv6PrefixLength);
@@ -61,7 +61,6 @@ export async function createApp(config: AppConfig): Promise<NestExpressApplicati
     exposedHeaders: EXPOSED_HEADERS,
     maxAge: 600,
   });
-  app.enableShutdownHooks();
   const server = app.getHttpServer() as Server;
   answerMalformedRequests(server, config.publicBaseUrl);
   strictRequests(server, config.maxHeaders, (res, refusal) => writeProblem(res, config.publicBaseUrl, refusal));

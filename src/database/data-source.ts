@@ -16,6 +16,9 @@ import { SigningKey } from '../oauth/signing-key.entity.js';
 export const ENTITIES = [Lead, IdempotencyKey, AgentRegistration, SigningKey, RevokedToken];
 export const MIGRATIONS = [InitialSchema1763800000000, AgentAuth1763900000000, DropIdempotencyResponseStatus1764000000000, RegistrationAddress1764100000000];
 
+/** The SQLite database file, under DATA_DIR. */
+export const sqliteFile = (config: Pick<AppConfig, 'dataDir'>): string => join(config.dataDir, 'leads.sqlite');
+
 /** SQLite under DATA_DIR unless DATABASE_URL names a PostgreSQL server. Schema changes only ever come from MIGRATIONS. */
 export function dataSourceOptions(config: Pick<AppConfig, 'databaseUrl' | 'dataDir'>): DataSourceOptions {
   const common = { entities: ENTITIES, migrations: MIGRATIONS, synchronize: false, migrationsRun: false, logging: false } as const;
@@ -32,7 +35,7 @@ export function dataSourceOptions(config: Pick<AppConfig, 'databaseUrl' | 'dataD
   return {
     ...common,
     type: 'better-sqlite3',
-    database: join(config.dataDir, 'leads.sqlite'),
+    database: sqliteFile(config),
     enableWAL: true,
     // TypeORM's cache of prepared statements is first-in first-out: room for every batch size beside the other queries.
     statementCacheSize: MAX_BATCH_ROWS + 100,
