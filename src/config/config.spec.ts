@@ -75,7 +75,7 @@ describe('loadConfig', () => {
       expect(loadConfig({}, true).logFormat).toBe('pretty');
       expect(loadConfig({}, false).logFormat).toBe('json');
       expect(loadConfig({ NODE_ENV: 'production' }, true).logFormat).toBe('json');
-      expect(loadConfig({ LOG_FORMAT: 'json' }, true).logFormat).toBe('json');
+      expect(loadConfig({ LOG_FORMAT: 'JSON' }, true).logFormat).toBe('json');
       expect(loadConfig({ LOG_FORMAT: 'pretty' }, false).logFormat).toBe('pretty');
     });
 
@@ -164,7 +164,7 @@ describe('loadConfig', () => {
       expectRefused('REDIS_KEY_PREFIX', value);
     });
 
-    it.each(['text', 'JSON', 'yes'])('LOG_FORMAT=%j', (value) => {
+    it.each(['text', 'ndjson', 'yes'])('LOG_FORMAT=%j', (value) => {
       expectRefused('LOG_FORMAT', value);
     });
 

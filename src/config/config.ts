@@ -164,8 +164,9 @@ function parseLogLevel(raw: string | undefined): LogLevel {
 
 function parseLogFormat(raw: string | undefined, readable: boolean): LogFormat {
   if (raw === undefined) return readable ? 'pretty' : 'json';
-  if (raw !== 'json' && raw !== 'pretty') throw new ConfigError('LOG_FORMAT', 'must be json or pretty');
-  return raw;
+  const format = raw.toLowerCase();
+  if (format !== 'json' && format !== 'pretty') throw new ConfigError('LOG_FORMAT', 'must be json or pretty');
+  return format;
 }
 
 /** Printable ASCII without spaces, so that the prefix reads the same in redis-cli, key patterns and ACL rules. */

@@ -1,5 +1,7 @@
+import { PassThrough } from 'node:stream';
+import { stripVTControlCharacters } from 'node:util';
 import { pino } from 'pino';
-import { createLogger, NestPinoLogger, REDACT } from './logger.js';
+import { createLogger, logDestination, NestPinoLogger, REDACT } from './logger.js';
 
 describe('log redaction', () => {
   it('censors e-mails, telephones, authorization and tokens wherever a logged object carries them (three levels)', () => {
@@ -67,5 +69,30 @@ describe('NestPinoLogger', () => {
     const { lines, logger } = capture();
     logger.error(new Error('boom'), 'Bootstrap');
     expect(lines[0]).toMatchObject({ level: 50, context: 'Bootstrap', msg: 'boom', error: { type: 'Error', message: 'boom', stack: expect.stringContaining('boom') } });
+  });
+});
+
+describe('pretty log lines (LOG_FORMAT=pretty)', () => {
+  it('writes one line per event: time, level, [context] message; a request as method, path, status and time; an error below', async () => {
+    const output = new PassThrough();
+    let text = '';
+    output.on('data', (chunk) => (text += chunk));
+    const logger = createLogger('info', await logDestination('pretty', output));
+    new NestPinoLogger(logger).log('listening on http://localhost:3000', 'Server');
+    logger.info({ req: { id: 'r-1', method: 'POST', path: '/api/v1/lead', remoteAddress: '::1' }, res: { statusCode: 201 }, responseTime: 7 }, 'request completed');
+    logger.warn({ context: 'RateLimit', error: { message: 'connect ECONNREFUSED' }, email: 'ana@exemplo.com' }, 'Redis unavailable');
+    const lines = stripVTControlCharacters(text).trimEnd().split('\n');
+    expect(lines).toEqual([
+      expect.stringMatching(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: \[Server\] listening on http:\/\/localhost:3000$/),
+      expect.stringMatching(/^\[[\d:.]+\] INFO: request completed POST \/api\/v1\/lead 201 7 ms$/),
+      expect.stringMatching(/^\[[\d:.]+\] WARN: \[RateLimit\] Redis unavailable \{"email":"\[redacted\]"\}$/),
+      '    error: {',
+      '      "message": "connect ECONNREFUSED"',
+      '    }',
+    ]);
+  });
+
+  it('leaves JSON to pino itself', async () => {
+    expect(await logDestination('json')).toBeUndefined();
   });
 });

@@ -21,10 +21,11 @@ export function createLogger(level: string, destination?: pino.DestinationStream
  * Where log lines go: standard output as JSON, or, for a person at a terminal, through pino-pretty as one coloured
  * line each (a request as method, path, status and time). Loaded only when asked for: production never pays for it.
  */
-export async function logDestination(format: LogFormat): Promise<pino.DestinationStream | undefined> {
+export async function logDestination(format: LogFormat, output: NodeJS.WritableStream = process.stdout): Promise<pino.DestinationStream | undefined> {
   if (format === 'json') return undefined;
   const { default: pretty } = await import('pino-pretty');
   return pretty({
+    destination: output,
     sync: true,
     translateTime: 'SYS:HH:MM:ss.l',
     ignore: 'pid,hostname,context,req,res,responseTime',
