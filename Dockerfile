@@ -1,8 +1,13 @@
 # Multi-stage build: compile (with the toolchain better-sqlite3 needs), then a slim non-root runtime. One Node version
-# for both: the build writes V8's code cache (scripts/release/train-code-cache.mjs), which another V8 would ignore.
-ARG NODE_VERSION=20.20.2
+# for both: better-sqlite3 is built for its ABI, and the build writes V8's code cache (scripts/release/train-code-cache.mjs),
+# which another V8 would ignore. Node 24 LTS, the version CI also runs `npm test` on (.ci/run).
+ARG NODE_VERSION=24.21.0
 FROM node:${NODE_VERSION}-bookworm AS build
 WORKDIR /app
+# better-sqlite3 12 compiled against the headers of Node 24.19 or newer aborts when the garbage collector frees one of
+# its statements (README, Runtime). Its prebuilt addon predates 24.19; should it have to compile, it does so against
+# 24.18.1's headers, the same ABI as this Node.
+ENV npm_config_target=24.18.1
 COPY package.json package-lock.json ./
 # The lockfile lists no other platforms' optional builds (see .ci/run), so `npm install`, which honours it, not `npm ci`.
 RUN npm install --no-audit --no-fund

@@ -14,7 +14,7 @@ import { limitConnections } from './server/connection-limits.js';
 import { HEADER_BLOCK_LIMIT_BYTES, HEADERS_TIMEOUT_MS, inKiB, REQUEST_TIMEOUT_MS } from './server/http-limits.js';
 import { PrototypedExpressAdapter } from './server/express-adapter.js';
 import { type Refusal, strictRequests } from './server/strict-requests.js';
-import { createLogger, NestPinoLogger, requestLogging } from './logging/logger.js';
+import { createLogger, logDestination, NestPinoLogger, requestLogging } from './logging/logger.js';
 import { buildProblem, PROBLEM_MEDIA_TYPE } from './problem/problem.js';
 
 /** Headers a web form or agent on another origin may read. */
@@ -34,7 +34,7 @@ export const serverTimeouts = (config: AppConfig) => ({
  * may pass a root module that imports AppModule beside routes of its own.
  */
 export async function createApp(config: AppConfig, root: DynamicModule = AppModule.forRoot(config)): Promise<NestExpressApplication> {
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, await logDestination(config.logFormat));
   const app = await NestFactory.create<NestExpressApplication>(root, new PrototypedExpressAdapter(), { bodyParser: false, logger: new NestPinoLogger(logger) });
   app.set('trust proxy', config.trustProxy);
   app.set(IPV6_PREFIX_SETTING, config.ipv6PrefixLength);
@@ -66,7 +66,6 @@ export async function createApp(config: AppConfig, root: DynamicModule = AppModu
     exposedHeaders: EXPOSED_HEADERS,
     maxAge: 600,
   });
-  app.enableShutdownHooks();
   const server = app.getHttpServer() as Server;
   answerMalformedRequests(server, config.publicBaseUrl);
   strictRequests(server, config.maxHeaders, (res, refusal) => writeProblem(res, config.publicBaseUrl, refusal));

@@ -10,6 +10,7 @@ import { freshDatabase } from './support/test-app.js';
 import { SERVER_ENTRY, startServer } from './support/server-process.js';
 
 const FULL_GC = fileURLToPath(new URL('./support/full-gc.cjs', import.meta.url));
+const REDIS_URL = process.env.TEST_REDIS_URL;
 
 /** These tests run the built server (`npm test` builds first) as a real process: crashes, signals and logs. */
 describe('the service as a process', () => {
@@ -81,9 +82,53 @@ describe('the service as a process', () => {
     socket.write(body.slice(20));
     await closed;
     expect(response).toMatch(/^HTTP\/1\.1 201 Created/);
-    const [code, signal] = await server.exit;
-    expect(code === 0 || signal === 'SIGTERM').toBe(true);
+    expect(await server.exit).toEqual([0, null]);
   });
+
+  it.each(['SIGTERM', 'SIGINT'] as const)(
+    'says in one line where it answers, on which database and whether with Redis, and in one line that %s stopped it; no credentials',
+    async (signal) => {
+      const env: Record<string, string> = { ...database.env };
+      // A password in each URL (the test servers trust loopback, so an invented one still connects).
+      const withPassword = (raw: string, invented: string) => {
+        const url = new URL(raw);
+        url.password ||= invented;
+        return { url: url.toString(), password: decodeURIComponent(url.password) };
+      };
+      const secrets: string[] = [];
+      if (env.DATABASE_URL) {
+        const { url, password } = withPassword(env.DATABASE_URL, 'Db-Pass-6621');
+        env.DATABASE_URL = url;
+        secrets.push(password);
+      }
+      if (REDIS_URL) {
+        const { url, password } = withPassword(REDIS_URL, 'Redis-Pass-6622');
+        Object.assign(env, { REDIS_URL: url, REDIS_KEY_PREFIX: 'process-suite:' });
+        secrets.push(password);
+      }
+      const server = await startServer(env);
+      expect(await server.stop(signal)).toEqual([0, null]);
+      const lines = server
+        .output()
+        .trim()
+        .split('\n')
+        // ioredis warns on stderr, in its own words, that this Redis takes no password.
+        .filter((line) => !line.startsWith('[WARN] '))
+        .map((line) => JSON.parse(line) as { level: number; context?: string; msg: string; req?: unknown });
+      // Besides the request lines and Redis' own state line, exactly two: none of Nest's 60-odd start-up lines.
+      const lifecycle = lines.filter((line) => line.req === undefined && line.context !== 'RateLimit');
+      expect(lifecycle).toHaveLength(2);
+      const [start, stop] = lifecycle;
+      expect(start).toMatchObject({ level: 30, context: 'Server' });
+      expect(start.msg).toContain(`(Node.js ${process.version}) listening on http://localhost:${new URL(server.baseUrl).port};`);
+      const { hostname, port, pathname } = new URL(env.DATABASE_URL ?? 'postgres://unused');
+      expect(start.msg).toContain(env.DATABASE_URL ? `database: PostgreSQL ${hostname}:${port}${pathname};` : `database: SQLite ${env.DATA_DIR}/leads.sqlite;`);
+      expect(start.msg).toContain(REDIS_URL ? `Redis: ${new URL(REDIS_URL).host}` : 'Redis: not used');
+      if (REDIS_URL) expect(start.msg).toContain('keys under "process-suite:"');
+      expect(stop).toMatchObject({ level: 30, context: 'Server', msg: expect.stringMatching(new RegExp(`^Stopped on ${signal} in \\d+ ms`)) });
+      for (const secret of secrets) expect(server.output()).not.toContain(secret);
+    },
+  );
 
   it('announces KEEP_ALIVE_TIMEOUT in Keep-Alive (scenario 5 of the reliability suite times it)', async () => {
     const server = await startServer({ ...database.env, KEEP_ALIVE_TIMEOUT: '65' });

@@ -1,5 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { parseItem, parseList } from 'structured-headers';
+import { Redis } from 'ioredis';
 import type { Response } from 'supertest';
 import { In } from 'typeorm';
 import { AgentRegistration } from '../src/identity/agent-registration.entity.js';
@@ -255,6 +256,43 @@ describe('deprecation headers', () => {
     const statuses = [];
     for (let i = 0; i < 6; i++) statuses.push((await lead(i % 2 ? b : a, after)).status);
     expect(statuses).toEqual([201, 201, 201, 201, 429, 429]);
+  });
+});
+
+// Needs a Redis server (TEST_REDIS_URL; CI always names one).
+(REDIS_URL ? describe : describe.skip)('REDIS_KEY_PREFIX: deployments that share a Redis', () => {
+  // Prefixes of this run only, so that runs sharing the Redis never meet.
+  const run = `e2e-${process.pid}-${randomInt(1e9)}`;
+  const [blue, green] = [`${run}-blue:`, `${run}-green:`];
+  let database: TestDatabase;
+  let blueA: TestApp;
+  let blueB: TestApp;
+  let greenA: TestApp;
+  let redis: Redis;
+  beforeAll(async () => {
+    database = await freshDatabase();
+    const env = { TRUST_PROXY: '1', RATE_LIMIT_ANONYMOUS: '2/60s', REDIS_URL: REDIS_URL! };
+    [blueA, blueB] = await twoInstancesOnRedis({ ...env, REDIS_KEY_PREFIX: blue }, database);
+    greenA = await startTestApp({ ...env, REDIS_KEY_PREFIX: green }, database);
+    await waitFor(async () => (await greenA.http.get('/api/v1/health')).body.checks?.redis === 'up');
+    redis = new Redis(REDIS_URL!);
+  });
+  afterAll(async () => {
+    await Promise.all([blueA.close(), blueB.close(), greenA.close()]);
+    redis.disconnect();
+    await database.drop();
+  });
+
+  const lead = (t: TestApp, ip: string) => t.http.post('/api/v1/lead').set('X-Forwarded-For', ip).send(LEAD).then(expectContract);
+
+  it('counts one quota within a prefix and a quota of its own under another, and writes every key under its prefix', async () => {
+    const ip = clientIp();
+    const statuses = [];
+    for (const t of [blueA, blueB, greenA, blueA, greenA, blueB, greenA]) statuses.push((await lead(t, ip)).status);
+    // blue (two instances, one prefix): 201 201, then 429s; green: its own 2, untouched by blue's.
+    expect(statuses).toEqual([201, 201, 201, 429, 201, 429, 429]);
+    const keys = (await redis.keys(`*${ip}*`)).sort();
+    expect(keys).toEqual([`${blue}ratelimit:anonymous:${ip}`, `${green}ratelimit:anonymous:${ip}`]);
   });
 });
 

@@ -29,13 +29,15 @@ function expectRefused(variable: string, value: string, extra: Env = {}): Config
 describe('loadConfig', () => {
   describe('defaults', () => {
     it('runs embedded with no environment at all', () => {
-      expect(loadConfig({})).toEqual({
+      expect(loadConfig({}, false)).toEqual({
         port: 3000,
         publicBaseUrl: 'http://localhost:3000',
         dataDir: resolve('./data'),
         databaseUrl: undefined,
         redisUrl: undefined,
+        redisKeyPrefix: 'leads:',
         logLevel: 'info',
+        logFormat: 'json',
         corsOrigins: '*',
         trustProxy: false,
         keepAliveTimeoutSeconds: 5,
@@ -58,7 +60,7 @@ describe('loadConfig', () => {
 
     it('treats empty and whitespace-only values as unset', () => {
       const blank = Object.fromEntries(
-        ['PORT', 'PUBLIC_BASE_URL', 'DATA_DIR', 'DATABASE_URL', 'REDIS_URL', 'LOG_LEVEL', 'CORS_ORIGINS', 'TRUST_PROXY', 'KEEP_ALIVE_TIMEOUT', 'RATE_LIMIT_ANONYMOUS', 'RATE_LIMIT_AGENT', 'RATE_LIMIT_REGISTRATION', 'RATE_LIMIT_TOKEN', 'API_DEPRECATIONS', 'MAX_CONNECTIONS', 'MAX_CONNECTIONS_PER_ADDRESS', 'MAX_HEADERS', 'WRITE_TIMEOUT', 'IPV6_PREFIX_LENGTH', 'RATE_LIMIT_MCP_HOUSEKEEPING', 'MAX_ANSWER_BYTES', 'RATE_LIMIT_AGENT_PER_ADDRESS'].map(
+        ['PORT', 'PUBLIC_BASE_URL', 'DATA_DIR', 'DATABASE_URL', 'REDIS_URL', 'REDIS_KEY_PREFIX', 'LOG_LEVEL', 'LOG_FORMAT', 'CORS_ORIGINS', 'TRUST_PROXY', 'KEEP_ALIVE_TIMEOUT', 'RATE_LIMIT_ANONYMOUS', 'RATE_LIMIT_AGENT', 'RATE_LIMIT_REGISTRATION', 'RATE_LIMIT_TOKEN', 'API_DEPRECATIONS', 'MAX_CONNECTIONS', 'MAX_CONNECTIONS_PER_ADDRESS', 'MAX_HEADERS', 'WRITE_TIMEOUT', 'IPV6_PREFIX_LENGTH', 'RATE_LIMIT_MCP_HOUSEKEEPING', 'MAX_ANSWER_BYTES', 'RATE_LIMIT_AGENT_PER_ADDRESS'].map(
           (name, i) => [name, i % 2 ? '' : '  \t'],
         ),
       );
@@ -67,6 +69,14 @@ describe('loadConfig', () => {
 
     it('returns a frozen object', () => {
       expect(Object.isFrozen(loadConfig({}))).toBe(true);
+    });
+
+    it('writes coloured lines for a person at a terminal, JSON otherwise and always in production', () => {
+      expect(loadConfig({}, true).logFormat).toBe('pretty');
+      expect(loadConfig({}, false).logFormat).toBe('json');
+      expect(loadConfig({ NODE_ENV: 'production' }, true).logFormat).toBe('json');
+      expect(loadConfig({ LOG_FORMAT: 'JSON' }, true).logFormat).toBe('json');
+      expect(loadConfig({ LOG_FORMAT: 'pretty' }, false).logFormat).toBe('pretty');
     });
 
     it('derives the default base URL from PORT', () => {
@@ -89,6 +99,9 @@ describe('loadConfig', () => {
       [{ REDIS_URL: 'rediss://:secret@cache:6380/0' }, { redisUrl: 'rediss://:secret@cache:6380/0' }],
       [{ LOG_LEVEL: 'DEBUG' }, { logLevel: 'debug' }],
       [{ LOG_LEVEL: 'silent' }, { logLevel: 'silent' }],
+      [{ REDIS_KEY_PREFIX: 'staging:' }, { redisKeyPrefix: 'staging:' }],
+      [{ REDIS_KEY_PREFIX: '{eu-west}:leads/' }, { redisKeyPrefix: '{eu-west}:leads/' }],
+      [{ REDIS_KEY_PREFIX: 'x'.repeat(64) }, { redisKeyPrefix: 'x'.repeat(64) }],
       [{ CORS_ORIGINS: '*' }, { corsOrigins: '*' }],
       [{ CORS_ORIGINS: 'https://a.example, http://localhost:5173' }, { corsOrigins: ['https://a.example', 'http://localhost:5173'] }],
       [{ TRUST_PROXY: '0' }, { trustProxy: 0 }],
@@ -145,6 +158,14 @@ describe('loadConfig', () => {
       ['the default port spelled out', 'https://api.example.com:443'],
     ])('PUBLIC_BASE_URL with %s', (_name, value) => {
       expectRefused('PUBLIC_BASE_URL', value);
+    });
+
+    it.each(['two words', 'tab\there', 'é:', 'x'.repeat(65)])('REDIS_KEY_PREFIX=%j', (value) => {
+      expectRefused('REDIS_KEY_PREFIX', value);
+    });
+
+    it.each(['text', 'ndjson', 'yes'])('LOG_FORMAT=%j', (value) => {
+      expectRefused('LOG_FORMAT', value);
     });
 
     it('PUBLIC_BASE_URL with a path says which origin to use instead', () => {

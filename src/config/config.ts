@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import { packagePath } from './package-root.js';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+export type LogFormat = 'json' | 'pretty';
 
 export interface RateLimitQuota {
   limit: number;
@@ -23,7 +24,11 @@ export interface AppConfig {
   dataDir: string;
   databaseUrl?: string;
   redisUrl?: string;
+  /** Put before every Redis key this service writes, so that deployments sharing one Redis keep apart. */
+  redisKeyPrefix: string;
   logLevel: LogLevel;
+  /** JSON lines, or coloured human-readable lines (pino-pretty) for a developer's terminal. */
+  logFormat: LogFormat;
   corsOrigins: '*' | string[];
   /** Express `trust proxy`: false (socket address only), a hop count, or a list of trusted addresses. */
   trustProxy: false | number | string[];
@@ -69,8 +74,11 @@ type Env = Record<string, string | undefined>;
 
 const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
-/** Reads and validates every setting once; a bad value throws a ConfigError naming the variable. */
-export function loadConfig(env: Env = process.env): AppConfig {
+/**
+ * Reads and validates every setting once; a bad value throws a ConfigError naming the variable. `stdoutIsTerminal`
+ * picks the default log format: readable lines for a person at a terminal, JSON for everything else.
+ */
+export function loadConfig(env: Env = process.env, stdoutIsTerminal = process.stdout.isTTY === true): AppConfig {
   const value = (name: string): string | undefined => {
     const raw = env[name]?.trim();
     return raw ? raw : undefined;
@@ -93,7 +101,9 @@ export function loadConfig(env: Env = process.env): AppConfig {
     dataDir: resolve(value('DATA_DIR') ?? './data'),
     databaseUrl: parseUrl('DATABASE_URL', value('DATABASE_URL'), ['postgres:', 'postgresql:']),
     redisUrl: parseUrl('REDIS_URL', value('REDIS_URL'), ['redis:', 'rediss:']),
+    redisKeyPrefix: parseRedisKeyPrefix(value('REDIS_KEY_PREFIX')),
     logLevel: parseLogLevel(value('LOG_LEVEL')),
+    logFormat: parseLogFormat(value('LOG_FORMAT'), stdoutIsTerminal && value('NODE_ENV') !== 'production'),
     corsOrigins: parseCorsOrigins(value('CORS_ORIGINS')),
     trustProxy: parseTrustProxy(value('TRUST_PROXY')),
     keepAliveTimeoutSeconds: parseKeepAliveTimeout(value('KEEP_ALIVE_TIMEOUT')),
@@ -154,6 +164,20 @@ function parseLogLevel(raw: string | undefined): LogLevel {
   const level = raw.toLowerCase() as LogLevel;
   if (!LOG_LEVELS.includes(level)) throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`);
   return level;
+}
+
+function parseLogFormat(raw: string | undefined, readable: boolean): LogFormat {
+  if (raw === undefined) return readable ? 'pretty' : 'json';
+  const format = raw.toLowerCase();
+  if (format !== 'json' && format !== 'pretty') throw new ConfigError('LOG_FORMAT', 'must be json or pretty');
+  return format;
+}
+
+/** Printable ASCII without spaces, so that the prefix reads the same in redis-cli, key patterns and ACL rules. */
+function parseRedisKeyPrefix(raw: string | undefined): string {
+  if (raw === undefined) return 'leads:';
+  if (!/^[\x21-\x7e]{1,64}$/.test(raw)) throw new ConfigError('REDIS_KEY_PREFIX', 'must be 1 to 64 printable ASCII characters without spaces');
+  return raw;
 }
 
 function parseCorsOrigins(raw: string | undefined): '*' | string[] {

@@ -4,6 +4,9 @@ import { DataSource, DataSourceOptions } from 'typeorm';
 import { MIGRATIONS } from '../../migrations/index.js';
 import { AppConfig } from '../config/config.js';
 
+/** The SQLite database file, under DATA_DIR. */
+export const sqliteFile = (config: Pick<AppConfig, 'dataDir'>): string => join(config.dataDir, 'leads.sqlite');
+
 /**
  * SQLite under DATA_DIR unless DATABASE_URL names a PostgreSQL server. Schema changes only ever come from MIGRATIONS.
  * No entities: each module registers its own (TypeOrmModule.forFeature, gathered by autoLoadEntities in
@@ -24,7 +27,7 @@ export function dataSourceOptions(config: Pick<AppConfig, 'databaseUrl' | 'dataD
   return {
     ...common,
     type: 'better-sqlite3',
-    database: join(config.dataDir, 'leads.sqlite'),
+    database: sqliteFile(config),
     enableWAL: true,
     // NORMAL in WAL mode keeps every committed row across a process crash (kill -9); only an OS crash can lose the last commits.
     prepareDatabase: (db: { pragma(sql: string): unknown }) => {

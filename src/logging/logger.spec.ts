@@ -1,5 +1,7 @@
+import { PassThrough } from 'node:stream';
+import { stripVTControlCharacters } from 'node:util';
 import { pino } from 'pino';
-import { createLogger, NestPinoLogger, REDACT } from './logger.js';
+import { createLogger, logDestination, NestPinoLogger, REDACT } from './logger.js';
 
 describe('log redaction', () => {
   it('censors e-mails, telephones, authorization and tokens wherever a logged object carries them (three levels)', () => {
@@ -25,29 +27,72 @@ describe('log redaction', () => {
 });
 
 describe('NestPinoLogger', () => {
-  const capture = () => {
+  const capture = (level = 'info') => {
     const lines: Record<string, unknown>[] = [];
-    const logger = new NestPinoLogger(createLogger('info', { write: (line: string) => lines.push(JSON.parse(line)) }));
+    const logger = new NestPinoLogger(createLogger(level, { write: (line: string) => lines.push(JSON.parse(line)) }));
     return { lines, logger };
   };
 
   it("writes Nest's (message, context) and pino's (object, message, context) calls as one line each, with the context", () => {
     const { lines, logger } = capture();
-    logger.log('Mapped {/api/v1/lead, POST} route', 'RouterExplorer');
+    logger.log('Redis connected', 'RateLimit');
     logger.warn({ error: { message: 'down' }, email: 'ana@exemplo.com' }, 'database unavailable', 'ProblemFilter');
     logger.debug('not at info', 'Quiet');
     logger.error('Unable to connect to the database. Retrying (1)...', 'Error: connect ECONNREFUSED 127.0.0.1:5432', 'TypeOrmModule');
     expect(lines).toMatchObject([
-      { level: 30, context: 'RouterExplorer', msg: 'Mapped {/api/v1/lead, POST} route' },
+      { level: 30, context: 'RateLimit', msg: 'Redis connected' },
       { level: 40, context: 'ProblemFilter', msg: 'database unavailable', error: { message: 'down' }, email: '[redacted]' },
       { level: 50, context: 'TypeOrmModule', msg: 'Unable to connect to the database. Retrying (1)...', details: ['Error: connect ECONNREFUSED 127.0.0.1:5432'] },
     ]);
     expect(lines).toHaveLength(3);
   });
 
+  it("writes Nest's start-up lines (a line per module and route) at debug, so that info shows none of them", () => {
+    const bootstrap = (logger: NestPinoLogger) => {
+      logger.log('Starting Nest application...', 'NestFactory');
+      logger.log('AppModule dependencies initialized', 'InstanceLoader');
+      logger.log('LeadsController {/api/v1}:', 'RoutesResolver');
+      logger.log('Mapped {/api/v1/lead, POST} route', 'RouterExplorer');
+      logger.log('Mapped {/api/v1/graphql, POST} route', 'GraphQLModule');
+      logger.log('Nest application successfully started', 'NestApplication');
+      logger.warn('a warning keeps its level', 'InstanceLoader');
+    };
+    const info = capture('info');
+    bootstrap(info.logger);
+    expect(info.lines).toMatchObject([{ level: 40, context: 'InstanceLoader', msg: 'a warning keeps its level' }]);
+    const debug = capture('debug');
+    bootstrap(debug.logger);
+    expect(debug.lines.map((line) => line.level)).toEqual([20, 20, 20, 20, 20, 20, 40]);
+  });
+
   it('logs an Error by its safe parts', () => {
     const { lines, logger } = capture();
     logger.error(new Error('boom'), 'Bootstrap');
     expect(lines[0]).toMatchObject({ level: 50, context: 'Bootstrap', msg: 'boom', error: { type: 'Error', message: 'boom', stack: expect.stringContaining('boom') } });
+  });
+});
+
+describe('pretty log lines (LOG_FORMAT=pretty)', () => {
+  it('writes one line per event: time, level, [context] message; a request as method, path, status and time; an error below', async () => {
+    const output = new PassThrough();
+    let text = '';
+    output.on('data', (chunk) => (text += chunk));
+    const logger = createLogger('info', await logDestination('pretty', output));
+    new NestPinoLogger(logger).log('listening on http://localhost:3000', 'Server');
+    logger.info({ req: { id: 'r-1', method: 'POST', path: '/api/v1/lead', remoteAddress: '::1' }, res: { statusCode: 201 }, responseTime: 7 }, 'request completed');
+    logger.warn({ context: 'RateLimit', error: { message: 'connect ECONNREFUSED' }, email: 'ana@exemplo.com' }, 'Redis unavailable');
+    const lines = stripVTControlCharacters(text).trimEnd().split('\n');
+    expect(lines).toEqual([
+      expect.stringMatching(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: \[Server\] listening on http:\/\/localhost:3000$/),
+      expect.stringMatching(/^\[[\d:.]+\] INFO: request completed POST \/api\/v1\/lead 201 7 ms$/),
+      expect.stringMatching(/^\[[\d:.]+\] WARN: \[RateLimit\] Redis unavailable \{"email":"\[redacted\]"\}$/),
+      '    error: {',
+      '      "message": "connect ECONNREFUSED"',
+      '    }',
+    ]);
+  });
+
+  it('leaves JSON to pino itself', async () => {
+    expect(await logDestination('json')).toBeUndefined();
   });
 });

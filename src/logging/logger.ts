@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { LoggerService } from '@nestjs/common';
 import { pino, type Level, type Logger } from 'pino';
+import type { LogFormat } from '../config/config.js';
 import { assignRequestId } from '../request/request-id.js';
 import { safeError } from './safe-error.js';
 
@@ -17,6 +18,29 @@ export function createLogger(level: string, destination?: pino.DestinationStream
 }
 
 /**
+ * Where log lines go: standard output as JSON, or, for a person at a terminal, through pino-pretty as one coloured
+ * line each (a request as method, path, status and time). Loaded only when asked for: production never pays for it.
+ */
+export async function logDestination(format: LogFormat, output: NodeJS.WritableStream = process.stdout): Promise<pino.DestinationStream | undefined> {
+  if (format === 'json') return undefined;
+  const { default: pretty } = await import('pino-pretty');
+  return pretty({
+    destination: output,
+    sync: true,
+    translateTime: 'SYS:HH:MM:ss.l',
+    ignore: 'pid,hostname,context,req,res,responseTime',
+    messageFormat: '{if context}[{context}] {end}{msg}{if req.method} {req.method} {req.path} {res.statusCode} {responseTime} ms{end}',
+    singleLine: true,
+  });
+}
+
+/**
+ * Nest's own start-up chatter (a line per module and per route, 60-odd in all) goes to debug: at info, start-up is
+ * the one line main.ts writes.
+ */
+const BOOTSTRAP_CONTEXTS = new Set(['NestFactory', 'InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'GraphQLModule', 'NestApplication']);
+
+/**
  * Nest's own messages and `new Logger(context)` calls, as pino lines. Callers pass pino's (object, message) pair or a
  * plain message; Nest appends the context last.
  */
@@ -24,7 +48,7 @@ export class NestPinoLogger implements LoggerService {
   constructor(private readonly logger: Logger) {}
 
   log(message: unknown, ...params: unknown[]): void {
-    this.write('info', message, params);
+    this.write(BOOTSTRAP_CONTEXTS.has(params.at(-1) as string) ? 'debug' : 'info', message, params);
   }
   error(message: unknown, ...params: unknown[]): void {
     this.write('error', message, params);

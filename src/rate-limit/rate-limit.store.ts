@@ -26,7 +26,8 @@ for i, key in ipairs(KEYS) do
 end
 return out`;
 
-const KEY_PREFIX = 'leads:ratelimit:';
+/** After REDIS_KEY_PREFIX, which the client puts before every key (script KEYS included). */
+const KEY_PREFIX = 'ratelimit:';
 const SWEEP_INTERVAL_MS = 30_000;
 
 /** One counter to bump: its key and its window in milliseconds. */
@@ -65,6 +66,7 @@ export class RateLimitStore implements ThrottlerStorage, OnModuleInit, OnModuleD
   onModuleInit(): void {
     if (!this.config.redisUrl || this.redis) return;
     const redis = new Redis(this.config.redisUrl, {
+      keyPrefix: this.config.redisKeyPrefix,
       // Fail fast instead of queueing: a request must never wait on a Redis that is gone.
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,

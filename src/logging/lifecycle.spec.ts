@@ -1,0 +1,41 @@
+import { loadConfig } from '../config/config.js';
+import { startLine, stopLine } from './lifecycle.js';
+
+describe('the start line', () => {
+  it('names the address, the SQLite file and that Redis is not used', () => {
+    const line = startLine(loadConfig({ DATA_DIR: '/var/lib/leads' }, false), 3000);
+    expect(line).toBe(`Leads API ${loadConfig({}, false).version} (Node.js ${process.version}) listening on http://localhost:3000; database: SQLite /var/lib/leads/leads.sqlite; Redis: not used, rate limits per instance`);
+  });
+
+  it('names the port actually bound and a public URL that differs from it', () => {
+    const line = startLine(loadConfig({ PORT: '0', PUBLIC_BASE_URL: 'https://api.example.com' }, false), 41234);
+    expect(line).toContain('listening on http://localhost:41234 (public URL https://api.example.com);');
+  });
+
+  it('shows PostgreSQL and Redis by host, port and database, never their user, password or query', () => {
+    const config = loadConfig(
+      {
+        DATABASE_URL: 'postgres://leads:Pg-Secret-1@db.internal:5433/leads_prod?sslmode=require&password=Pg-Secret-2',
+        REDIS_URL: 'rediss://default:Redis-Secret-3@cache.internal:6380/2',
+        REDIS_KEY_PREFIX: 'prod:',
+      },
+      false,
+    );
+    const line = startLine(config, 3000);
+    expect(line).toContain('database: PostgreSQL db.internal:5433/leads_prod;');
+    expect(line).toContain('Redis: cache.internal:6380/2, keys under "prod:"');
+    for (const secret of ['Pg-Secret', 'Redis-Secret', 'leads:', 'default', 'sslmode']) expect(line).not.toContain(secret);
+  });
+
+  it('reads a URL without port or database as the client would: host only', () => {
+    const line = startLine(loadConfig({ DATABASE_URL: 'postgresql://u:p@db', REDIS_URL: 'redis://cache' }, false), 3000);
+    expect(line).toContain('database: PostgreSQL db;');
+    expect(line).toContain('Redis: cache, keys under "leads:"');
+  });
+});
+
+describe('the stop line', () => {
+  it('names the signal and how long the stop took', () => {
+    expect(stopLine('SIGTERM', 41.6)).toBe('Stopped on SIGTERM in 42 ms: requests in flight answered, connections closed');
+  });
+});

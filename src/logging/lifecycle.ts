@@ -1,0 +1,24 @@
+import type { AppConfig } from '../config/config.js';
+import { sqliteFile } from '../database/data-source.js';
+
+/**
+ * The one line a start writes at info: where the service answers, which database and which Redis it uses. Connection
+ * URLs are shown by host, port and database only: their user, password and query (which may carry a password) never.
+ */
+export function startLine(config: AppConfig, port: number): string {
+  const local = `http://localhost:${port}`;
+  const address = config.publicBaseUrl === local ? local : `${local} (public URL ${config.publicBaseUrl})`;
+  const database = config.databaseUrl ? `PostgreSQL ${hostAndPath(config.databaseUrl)}` : `SQLite ${sqliteFile(config)}`;
+  const redis = config.redisUrl ? `${hostAndPath(config.redisUrl)}, keys under "${config.redisKeyPrefix}"` : 'not used, rate limits per instance';
+  return `Leads API ${config.version} (Node.js ${process.version}) listening on ${address}; database: ${database}; Redis: ${redis}`;
+}
+
+/** The one line a graceful stop writes, once the server, Redis and the database are closed. */
+export function stopLine(signal: string, milliseconds: number): string {
+  return `Stopped on ${signal} in ${Math.round(milliseconds)} ms: requests in flight answered, connections closed`;
+}
+
+function hostAndPath(url: string): string {
+  const { hostname, port, pathname } = new URL(url);
+  return `${hostname || 'localhost'}${port ? `:${port}` : ''}${pathname === '/' ? '' : decodeURIComponent(pathname)}`;
+}
