@@ -4,8 +4,7 @@
 //   app: app.module.ts, app.setup.ts and main.ts put them together.
 // The CLI (cli/) runs on the user's machine: it may take pure rules from src/ but nothing that pulls in Nest.
 const FOUNDATIONS = '^src/(config|logging|problem|request|body|server|database)/';
-const FEATURES =
-  '^src/(auth|cli-download|discovery|docs|forms|graphql|identity|leads|mcp|meta|oauth|rate-limit|sandbox|site|versioning)/';
+const FEATURES = '^src/(auth|cli-download|discovery|docs|forms|graphql|identity|leads|mcp|meta|oauth|rate-limit|sandbox|site|versioning)/';
 const SPECS = '\\.spec\\.(ts|mjs)$';
 
 module.exports = {
@@ -42,7 +41,7 @@ module.exports = {
     {
       name: 'cli-takes-only-pure-rules',
       severity: 'error',
-      comment: 'The CLI bundle runs on the caller\'s machine: src/ files it imports must not bring Nest, TypeORM or Express.',
+      comment: "The CLI bundle runs on the caller's machine: src/ files it imports must not bring Nest, TypeORM or Express.",
       from: { path: '^cli/' },
       to: { path: '^src/', pathNot: '^src/leads/lead-rules\\.ts$' },
     },

@@ -25,7 +25,14 @@ module.exports = {
     { ...e2e, displayName: 'e2e-sqlite', globals: { CONTRACT_COVERAGE_PROJECT: 'e2e-sqlite' } },
     // The same suites again on PostgreSQL whenever a test server is named (CI always names one).
     ...(process.env.TEST_DATABASE_URL
-      ? [{ ...e2e, displayName: 'e2e-postgres', globals: { CONTRACT_COVERAGE_PROJECT: 'e2e-postgres' }, setupFiles: ['<rootDir>/test/support/on-postgres.cjs'] }]
+      ? [
+          {
+            ...e2e,
+            displayName: 'e2e-postgres',
+            globals: { CONTRACT_COVERAGE_PROJECT: 'e2e-postgres' },
+            setupFiles: ['<rootDir>/test/support/on-postgres.cjs'],
+          },
+        ]
       : []),
   ],
 };

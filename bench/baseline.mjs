@@ -52,14 +52,15 @@ function flush() {
   for (const [, reply] of batch) reply();
 }
 /** Stores the row, then replies: at once, or with GROUP_COMMIT after the turn's one commit. */
-const store = process.env.GROUP_COMMIT === '1'
-  ? (row, reply) => {
-      if (pending.push([row, reply]) === 1) setImmediate(flush);
-    }
-  : (row, reply) => {
-      insert.run(row);
-      reply();
-    };
+const store =
+  process.env.GROUP_COMMIT === '1'
+    ? (row, reply) => {
+        if (pending.push([row, reply]) === 1) setImmediate(flush);
+      }
+    : (row, reply) => {
+        insert.run(row);
+        reply();
+      };
 
 const FIELD_NAMES = Object.keys(LEAD_FIELDS);
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -148,10 +149,11 @@ const server = createServer((req, res) => {
   });
 });
 
-const close = () => server.close(() => {
-  db.close();
-  process.exit(0);
-});
+const close = () =>
+  server.close(() => {
+    db.close();
+    process.exit(0);
+  });
 process.on('SIGTERM', close);
 process.on('SIGINT', close);
 server.listen(port, () => console.log(`baseline listening on ${port}, data in ${dataDir}`));

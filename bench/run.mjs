@@ -53,7 +53,9 @@ function parseArgs(argv) {
         break;
       }
       case '--only':
-        options.only = value().split(',').map((name) => name.trim());
+        options.only = value()
+          .split(',')
+          .map((name) => name.trim());
         break;
       case '--out':
         options.out = resolve(value());
@@ -174,7 +176,11 @@ async function call(base, path, init) {
 }
 
 async function registerAndExchange(base) {
-  const reg = await call(base, '/api/v1/agent/identity', { method: 'POST', headers: JSON_HEADERS, body: JSON.stringify({ type: 'anonymous', client_name: 'bench' }) });
+  const reg = await call(base, '/api/v1/agent/identity', {
+    method: 'POST',
+    headers: JSON_HEADERS,
+    body: JSON.stringify({ type: 'anonymous', client_name: 'bench' }),
+  });
   if (reg.status !== 200) throw new Error(`registration answered ${reg.status}: ${JSON.stringify(reg.body)}`);
   const form = new URLSearchParams({ grant_type: JWT_BEARER, assertion: reg.body.identity_assertion }).toString();
   const tok = await call(base, '/oauth2/token', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form });
@@ -289,7 +295,8 @@ async function prepareLoad(scenario, kind, server, opts) {
   const load = await scenario.prepare(server.base);
   const sampleRequest = load.requests ? undefined : { method: load.method, headers: load.headers, body: load.body };
   const sample = scenario.sample ? await scenario.sample(server.base) : await call(server.base, load.path, sampleRequest);
-  if (!scenario.check(sample)) throw new Error(`${kind} ${scenario.name}: unexpected sample answer ${sample.status} ${JSON.stringify(sample.body).slice(0, 500)}`);
+  if (!scenario.check(sample))
+    throw new Error(`${kind} ${scenario.name}: unexpected sample answer ${sample.status} ${JSON.stringify(sample.body).slice(0, 500)}`);
   // autocannon takes the path as part of url; a `requests` sequence carries its own paths.
   const { path, ...rest } = load;
   return { url: server.base + (path ?? ''), connections: opts.connections, ...rest };
@@ -454,7 +461,7 @@ async function main() {
     `- Command: \`node bench/run.mjs ${process.argv.slice(2).join(' ')}\`: ${opts.rounds} round(s) × ${opts.duration} s per scenario (after ${opts.warmup} s warm-up), ${opts.connections} connections; medians over rounds`,
     `- Service database: ${database}; the baseline always uses SQLite (WAL, synchronous=NORMAL). Each measurement is a fresh process with a fresh DATA_DIR.`,
     `- Servers ${hasTaskset ? 'pinned to CPU 0 with taskset, autocannon on the other core(s)' : 'not pinned (taskset unavailable or one core)'}; rate limits set far beyond the load; LOG_LEVEL=warn.`,
-    '- service/baseline: the median over rounds of each round\'s service req/s divided by the baseline req/s of the same round.',
+    "- service/baseline: the median over rounds of each round's service req/s divided by the baseline req/s of the same round.",
     '- The bearer lead ratio is to the anonymous lead baseline (the baseline has no tokens).',
     '- Baseline: a commit per lead (bench/baseline.mjs); group-commit baseline: the same with one commit per event-loop turn, as the service stores leads since 2026-11-24.',
     '- register + token: each iteration is two requests (registration, then exchange); req/s counts both.',

@@ -115,8 +115,7 @@ export function idempotencyKey(fields: Record<string, unknown>): string {
 }
 
 export type RowOutcome =
-  | { row: number; status: 'stored' | 'replayed'; id: string }
-  | { row: number; status: 'failed'; reason: string; exitCode: number; problem?: unknown };
+  { row: number; status: 'stored' | 'replayed'; id: string } | { row: number; status: 'failed'; reason: string; exitCode: number; problem?: unknown };
 
 /** Failed-row reason: the problem's code and detail, and its field errors. */
 export function failureReason(response: HttpResponse): string {

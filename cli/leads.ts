@@ -126,7 +126,8 @@ async function leadInput(parsed: Parsed): Promise<Record<string, unknown>> {
     base = value as Record<string, unknown>;
   }
   const lead = { ...base, ...flags };
-  if (Object.keys(lead).length === 0) throw new UsageError(`no lead given: pass ${REQUIRED_LEAD_FIELDS.map((name) => `--${name}`).join(' and ')} (and more), --file <path>, or JSON on stdin`);
+  if (Object.keys(lead).length === 0)
+    throw new UsageError(`no lead given: pass ${REQUIRED_LEAD_FIELDS.map((name) => `--${name}`).join(' and ')} (and more), --file <path>, or JSON on stdin`);
   return lead;
 }
 
@@ -192,7 +193,14 @@ const commands: Record<string, (ctx: Context) => Promise<number>> = {
     if (!ctx.session.registration) throw new CliError('error: not registered with this service; run `leads register` first', EXIT.auth);
     const token = await ctx.session.bearer();
     const stored = ctx.session.registration!;
-    if (ctx.json) ctx.out(JSON.stringify({ access_token: token, token_type: 'Bearer', expires_at: stored.access_token_expires, registration_id: stored.registration_id }, null, 2));
+    if (ctx.json)
+      ctx.out(
+        JSON.stringify(
+          { access_token: token, token_type: 'Bearer', expires_at: stored.access_token_expires, registration_id: stored.registration_id },
+          null,
+          2,
+        ),
+      );
     else ctx.out(token!);
     return EXIT.ok;
   },
@@ -273,7 +281,19 @@ const commands: Record<string, (ctx: Context) => Promise<number>> = {
     const replayed = outcomes.filter((o) => o.status === 'replayed').length;
     const failures = outcomes.filter((o): o is Extract<RowOutcome, { status: 'failed' }> => o.status === 'failed');
     if (ctx.json) {
-      ctx.out(JSON.stringify({ stored, replayed, failed: failures.length, total: rows.length, rows: outcomes.map(({ exitCode: _e, ...o }: RowOutcome & { exitCode?: number }) => o) }, null, 2));
+      ctx.out(
+        JSON.stringify(
+          {
+            stored,
+            replayed,
+            failed: failures.length,
+            total: rows.length,
+            rows: outcomes.map(({ exitCode: _e, ...o }: RowOutcome & { exitCode?: number }) => o),
+          },
+          null,
+          2,
+        ),
+      );
     } else {
       ctx.out(`${stored} stored, ${replayed} already stored (replayed), ${failures.length} failed`);
       if (failures.length) {

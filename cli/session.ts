@@ -102,8 +102,7 @@ export class Session {
    */
   async request(path: string, options: RequestOptions = {}): Promise<HttpResponse> {
     const token = await this.bearer();
-    const withToken = (t: string | undefined): RequestOptions =>
-      t ? { ...options, headers: { ...options.headers, Authorization: `Bearer ${t}` } } : options;
+    const withToken = (t: string | undefined): RequestOptions => (t ? { ...options, headers: { ...options.headers, Authorization: `Bearer ${t}` } } : options);
     const response = await this.http.request(path, withToken(token));
     if (response.status !== 401 || !token) return response;
     this.log('access token refused (401): renewing once');

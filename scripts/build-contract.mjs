@@ -12,7 +12,13 @@ const args = ['bundle', 'openapi/openapi.yaml', '--ext', 'json', '--component-re
 let bundle;
 try {
   // Redocly's progress lines and its Node 20 notice go to stderr: shown only when it fails.
-  bundle = execFileSync(process.execPath, [redocly, ...args], { cwd: root, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' } });
+  bundle = execFileSync(process.execPath, [redocly, ...args], {
+    cwd: root,
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
+  });
 } catch (error) {
   process.stderr.write(error.stderr ?? '');
   throw new Error('redocly bundle openapi/openapi.yaml failed', { cause: error });

@@ -11,7 +11,15 @@ const MINUTE_AGO = new Date(Date.now() - 60_000);
 function builtPackage() {
   const root = mkdtempSync(join(tmpdir(), 'stale-'));
   for (const dir of ['src/leads', 'migrations', 'dist']) mkdirSync(join(root, dir), { recursive: true });
-  const files = ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'src/main.ts', 'src/leads/lead.dto.ts', 'src/leads/lead.dto.spec.ts', 'migrations/1-initial.ts'];
+  const files = [
+    'package.json',
+    'tsconfig.json',
+    'tsconfig.build.json',
+    'src/main.ts',
+    'src/leads/lead.dto.ts',
+    'src/leads/lead.dto.spec.ts',
+    'migrations/1-initial.ts',
+  ];
   for (const file of files) writeFileSync(join(root, file), '');
   for (const path of [...files, 'src/leads', 'src', 'migrations']) {
     utimesSync(join(root, path), HOUR_AGO, HOUR_AGO);

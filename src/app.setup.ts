@@ -110,7 +110,9 @@ function answerMalformedRequests(server: Server, baseUrl: string): void {
       return;
     }
     const { status, headers, body } = closingProblem(baseUrl, CLIENT_ERRORS[error.code ?? ''] ?? CLIENT_ERRORS.default);
-    const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+    const head = Object.entries(headers)
+      .map(([name, value]) => `${name}: ${value}\r\n`)
+      .join('');
     socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${head}\r\n${body}`);
   });
 }

@@ -56,11 +56,14 @@ describe('agents: registration, token exchange, discovery and bearer authenticat
   const leadRow = async (id: string) => (await t.dataSource.query(sql('SELECT * FROM leads WHERE id = $1'), [id]))[0];
 
   const register = (body: unknown, headers: Record<string, string> = {}) =>
-    t.http.post('/api/v1/agent/identity').set(headers).send(body as object).then(expectContract);
+    t.http
+      .post('/api/v1/agent/identity')
+      .set(headers)
+      .send(body as object)
+      .then(expectContract);
   const token = (form: Record<string, string> | string, headers: Record<string, string> = {}) =>
     t.http.post('/oauth2/token').set(headers).type('form').send(form).then(expectContract);
-  const revoke = (form: Record<string, string> | string) =>
-    t.http.post('/oauth2/revoke').type('form').send(form).then(expectContract);
+  const revoke = (form: Record<string, string> | string) => t.http.post('/oauth2/revoke').type('form').send(form).then(expectContract);
   const postLead = (body: object, headers: Record<string, string> = {}) => t.http.post('/api/v1/lead').set(headers).send(body).then(expectContract);
   const bearer = (accessToken: string) => ({ Authorization: `Bearer ${accessToken}` });
 
@@ -169,7 +172,14 @@ describe('agents: registration, token exchange, discovery and bearer authenticat
       // Revoke (RFC 7009) with oauth4webapi; the token then meets a challenge an independent parser reads.
       await oauth.processRevocationResponse(await oauth.revocationRequest(as, agentClient, oauth.None(), tokens.access_token, INSECURE));
       const refused = await oauth
-        .protectedResourceRequest(tokens.access_token, 'POST', new URL(`${BASE}/api/v1/lead`), new Headers({ 'content-type': 'application/json' }), JSON.stringify(LEAD), INSECURE)
+        .protectedResourceRequest(
+          tokens.access_token,
+          'POST',
+          new URL(`${BASE}/api/v1/lead`),
+          new Headers({ 'content-type': 'application/json' }),
+          JSON.stringify(LEAD),
+          INSECURE,
+        )
         .then(
           () => undefined,
           (error: unknown) => error,
@@ -377,22 +387,52 @@ describe('agents: registration, token exchange, discovery and bearer authenticat
       ['a type that is not a string', { type: 5 }, [['/type', 'invalid_type']]],
       ['a client_name that is not a string', { type: 'anonymous', client_name: 5 }, [['/client_name', 'invalid_type']]],
       ['contacts that are not an array', { type: 'anonymous', contacts: 'dev@example.com' }, [['/contacts', 'invalid_type']]],
-      ['unknown fields', { type: 'anonymous', extra: 1, 'a/b': 2 }, [['/extra', 'unknown_field'], ['/a~1b', 'unknown_field']]],
+      [
+        'unknown fields',
+        { type: 'anonymous', extra: 1, 'a/b': 2 },
+        [
+          ['/extra', 'unknown_field'],
+          ['/a~1b', 'unknown_field'],
+        ],
+      ],
       ['assertion fields on an anonymous registration', { type: 'anonymous', assertion: 'a@example.com' }, [['/assertion', 'unknown_field']]],
       ['six contacts', { type: 'anonymous', contacts: Array.from({ length: 6 }, (_, i) => `c${i}@example.com`) }, [['/contacts', 'too_many_items']]],
-      ['bad e-mails in contacts', { type: 'anonymous', contacts: ['ok@example.com', 'not-an-email', 7, 'a@b'] }, [
-        ['/contacts/1', 'invalid_format'],
-        ['/contacts/2', 'invalid_type'],
-        ['/contacts/3', 'invalid_format'],
-      ]],
+      [
+        'bad e-mails in contacts',
+        { type: 'anonymous', contacts: ['ok@example.com', 'not-an-email', 7, 'a@b'] },
+        [
+          ['/contacts/1', 'invalid_format'],
+          ['/contacts/2', 'invalid_type'],
+          ['/contacts/3', 'invalid_format'],
+        ],
+      ],
       ['a client_name of 101 characters', { type: 'anonymous', client_name: 'x'.repeat(101) }, [['/client_name', 'too_long']]],
       ['a client_name with a control character', { type: 'anonymous', client_name: 'bad\u0007name' }, [['/client_name', 'invalid_characters']]],
       ['a client_name with a bidi override', { type: 'anonymous', client_name: 'abc\u202Edef' }, [['/client_name', 'invalid_characters']]],
       ['a blank client_name', { type: 'anonymous', client_name: '   ' }, [['/client_name', 'too_short']]],
-      ['an identity assertion without assertion_type and assertion', { type: 'identity_assertion' }, [['/assertion_type', 'required'], ['/assertion', 'required']]],
-      ['an assertion_type other than verified_email', { type: 'identity_assertion', assertion_type: 'oidc_id_token', assertion: 'a@example.com' }, [['/assertion_type', 'invalid_format']]],
-      ['an assertion that is not an e-mail', { type: 'identity_assertion', assertion_type: 'verified_email', assertion: 'not-an-email' }, [['/assertion', 'invalid_format']]],
-      ['an assertion that is not a string', { type: 'identity_assertion', assertion_type: 'verified_email', assertion: ['a@example.com'] }, [['/assertion', 'invalid_type']]],
+      [
+        'an identity assertion without assertion_type and assertion',
+        { type: 'identity_assertion' },
+        [
+          ['/assertion_type', 'required'],
+          ['/assertion', 'required'],
+        ],
+      ],
+      [
+        'an assertion_type other than verified_email',
+        { type: 'identity_assertion', assertion_type: 'oidc_id_token', assertion: 'a@example.com' },
+        [['/assertion_type', 'invalid_format']],
+      ],
+      [
+        'an assertion that is not an e-mail',
+        { type: 'identity_assertion', assertion_type: 'verified_email', assertion: 'not-an-email' },
+        [['/assertion', 'invalid_format']],
+      ],
+      [
+        'an assertion that is not a string',
+        { type: 'identity_assertion', assertion_type: 'verified_email', assertion: ['a@example.com'] },
+        [['/assertion', 'invalid_type']],
+      ],
     ])('refuses %s with 422 validation_failed and exact pointers', async (_name, body, errors) => {
       const before = Number((await t.dataSource.query('SELECT COUNT(*) AS n FROM agent_registrations'))[0].n);
       const res = await register(body);
@@ -718,7 +758,10 @@ describe('agents: registration, token exchange, discovery and bearer authenticat
       expect(md.text).not.toContain('{base_url}');
       // Every heading and code line of the Markdown is in the HTML page.
       const html = (await t.http.get('/docs/agents').then(expectContract)).text;
-      const headings = md.text.split('\n').filter((line) => line.startsWith('#')).map((line) => line.replace(/^#+\s*/, ''));
+      const headings = md.text
+        .split('\n')
+        .filter((line) => line.startsWith('#'))
+        .map((line) => line.replace(/^#+\s*/, ''));
       expect(headings.length).toBeGreaterThanOrEqual(6);
       for (const heading of headings) expect(html).toContain(heading);
       const curlLines = md.text.split('\n').filter((line) => line.startsWith('curl '));

@@ -87,7 +87,12 @@ describe('auth: @OptionalBearer() and @RequireScopes()', () => {
     expect([res.status, res.body.code]).toEqual([status, code]);
     expect(res.headers['content-type']).toBe('application/problem+json; charset=utf-8');
     expect(res.headers['www-authenticate']).toBe(challenge);
-    expect(res.body).toMatchObject({ status, type: `${BASE}/docs/errors#${code}`, instance: new URL(res.request.url).pathname, request_id: res.headers['x-request-id'] });
+    expect(res.body).toMatchObject({
+      status,
+      type: `${BASE}/docs/errors#${code}`,
+      instance: new URL(res.request.url).pathname,
+      request_id: res.headers['x-request-id'],
+    });
     expect(res.body.detail).toEqual(expect.any(String));
   }
 

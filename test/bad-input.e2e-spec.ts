@@ -55,8 +55,7 @@ describe('bad input on the lead and sandbox endpoints', () => {
     return res;
   }
 
-  const sendJson = (path: string, value: unknown, headers: Record<string, string> = {}) =>
-    send(path, JSON.stringify(value), { ...JSON_TYPE, ...headers });
+  const sendJson = (path: string, value: unknown, headers: Record<string, string> = {}) => send(path, JSON.stringify(value), { ...JSON_TYPE, ...headers });
 
   function expectProblem(res: Response, status: number, code: string, errors?: FieldErrors): void {
     expect([res.status, res.body.code]).toEqual([status, code]);
@@ -160,7 +159,11 @@ describe('bad input on the lead and sandbox endpoints', () => {
       });
 
       it.each(['utf-16', 'UTF-16LE'])('answers 415 unsupported_media_type for a UTF-16 body labelled charset=%s', async (charset) => {
-        await rejects(() => send(path, Buffer.from(body, 'utf16le'), { 'Content-Type': `application/json; charset=${charset}` }), 415, 'unsupported_media_type');
+        await rejects(
+          () => send(path, Buffer.from(body, 'utf16le'), { 'Content-Type': `application/json; charset=${charset}` }),
+          415,
+          'unsupported_media_type',
+        );
       });
 
       it('answers 415 for a form-encoded body sent the way HTML forms send it', async () => {
@@ -171,14 +174,12 @@ describe('bad input on the lead and sandbox endpoints', () => {
         );
       });
 
-      it.each([
-        'application/json; charset=UTF-8',
-        'application/json;charset=utf-8',
-        'APPLICATION/JSON',
-        'Application/Json; Charset="Utf-8"',
-      ])('accepts Content-Type: %s (media types and charset names are case-insensitive)', async (contentType) => {
-        await accepts(path, () => send(path, body, { 'Content-Type': contentType }));
-      });
+      it.each(['application/json; charset=UTF-8', 'application/json;charset=utf-8', 'APPLICATION/JSON', 'Application/Json; Charset="Utf-8"'])(
+        'accepts Content-Type: %s (media types and charset names are case-insensitive)',
+        async (contentType) => {
+          await accepts(path, () => send(path, body, { 'Content-Type': contentType }));
+        },
+      );
     });
 
     describe('content coding', () => {
@@ -199,11 +200,7 @@ describe('bad input on the lead and sandbox endpoints', () => {
         ['x-unknown', body],
         ['gzip, gzip (stacked codings)', gzipSync(gzipSync(body))],
       ])('answers 415 unsupported_media_type with Accept-Encoding for Content-Encoding: %s', async (encoding, bytes) => {
-        const res = await rejects(
-          () => send(path, bytes, { ...JSON_TYPE, 'Content-Encoding': encoding.split(' (')[0] }),
-          415,
-          'unsupported_media_type',
-        );
+        const res = await rejects(() => send(path, bytes, { ...JSON_TYPE, 'Content-Encoding': encoding.split(' (')[0] }), 415, 'unsupported_media_type');
         // RFC 9110 §12.5.3 / §15.5.16: tells the client that the coding, not the media type, was the problem.
         expect(res.headers['accept-encoding']).toBe('gzip, deflate, br, identity');
       });
@@ -344,7 +341,14 @@ describe('bad input on the lead and sandbox endpoints', () => {
     describe('structure: prototype keys, duplicates, nesting', () => {
       it.each([
         ['__proto__ (table row)', '{"__proto__":{"polluted":true},"nome":"Ana","email":"ana@x.com"}', [['/__proto__', 'forbidden_key']]],
-        ['constructor.prototype (table row)', '{"constructor":{"prototype":{"polluted":true}}}', [['/constructor', 'forbidden_key'], ['/constructor/prototype', 'forbidden_key']]],
+        [
+          'constructor.prototype (table row)',
+          '{"constructor":{"prototype":{"polluted":true}}}',
+          [
+            ['/constructor', 'forbidden_key'],
+            ['/constructor/prototype', 'forbidden_key'],
+          ],
+        ],
         ['prototype', '{"nome":"Ana","email":"ana@x.com","prototype":1}', [['/prototype', 'forbidden_key']]],
         ['__proto__ nested two levels down', '{"nome":"Ana","email":"ana@x.com","x":{"y":{"__proto__":{}}}}', [['/x/y/__proto__', 'forbidden_key']]],
         ['constructor inside an array', '{"nome":"Ana","email":"ana@x.com","x":[0,{"constructor":1}]}', [['/x/1/constructor', 'forbidden_key']]],
@@ -462,10 +466,24 @@ describe('bad input on the lead and sandbox endpoints', () => {
       );
 
       it.each([
-        ['nome and email missing', {}, [['/nome', 'required'], ['/email', 'required']]],
+        [
+          'nome and email missing',
+          {},
+          [
+            ['/nome', 'required'],
+            ['/email', 'required'],
+          ],
+        ],
         ['nome missing', { email: VALID.email }, [['/nome', 'required']]],
         ['email missing', { nome: VALID.nome }, [['/email', 'required']]],
-        ['only optional fields', { telefone: '11 98765-4321', origem: 'site' }, [['/nome', 'required'], ['/email', 'required']]],
+        [
+          'only optional fields',
+          { telefone: '11 98765-4321', origem: 'site' },
+          [
+            ['/nome', 'required'],
+            ['/email', 'required'],
+          ],
+        ],
       ] as [string, unknown, FieldErrors][])('%s → 422 required', async (_name, body, errors) => {
         await invalid(path, body, errors);
       });
@@ -576,7 +594,11 @@ describe('bad input on the lead and sandbox endpoints', () => {
       // like any other bad telephone (within the test's timeout: no timing is asserted).
       it.each([
         ['spaces then a letter', (room: number) => `${' '.repeat(room)}12345678x`, 'invalid_format'],
-        ['a letter amid whitespace of every kind', (room: number) => `${' \u00a0\u2028\u3000'.repeat(room / 16)}12345678x${' '.repeat(room / 4)}`, 'invalid_format'],
+        [
+          'a letter amid whitespace of every kind',
+          (room: number) => `${' \u00a0\u2028\u3000'.repeat(room / 16)}12345678x${' '.repeat(room / 4)}`,
+          'invalid_format',
+        ],
         // Past the 32-character bound once trimmed: refused by length before any pattern runs.
         ['digits, spaces, a letter', (room: number) => `12345678${' '.repeat(room)}x`, 'too_long'],
         ['separators then a letter', (room: number) => `${'(-. '.repeat(room / 4)}x`, 'too_long'],
@@ -612,9 +634,12 @@ describe('bad input on the lead and sandbox endpoints', () => {
         ['origem', (c) => c],
       ];
 
-      it.each(FIELDS.flatMap(([field, place]) => BLANK.map(([name, c]) => [field, name, place(c)] as const)))('%s of %s → 422 too_short', async (field, _name, value) => {
-        await invalid(path, { ...VALID, [field]: value }, [[`/${field}`, 'too_short']]);
-      });
+      it.each(FIELDS.flatMap(([field, place]) => BLANK.map(([name, c]) => [field, name, place(c)] as const)))(
+        '%s of %s → 422 too_short',
+        async (field, _name, value) => {
+          await invalid(path, { ...VALID, [field]: value }, [[`/${field}`, 'too_short']]);
+        },
+      );
 
       it('accepts an invisible character beside a visible one', async () => {
         const res = await accepts(path, () => sendJson(path, { ...VALID, nome: 'Ana\u200d', empresa: 'X\u0301' }));
@@ -772,7 +797,12 @@ describe('bad input on the lead and sandbox endpoints', () => {
     it('answers 431 request_header_fields_too_large as a problem for a header block over 16 KiB', async () => {
       const before = await countLeads(t.dataSource);
       expectRawProblem(await rawRequest(leadRequest(`X-Padding: ${'a'.repeat(17_000)}\r\n`)), 431, 'request_header_fields_too_large', LEAKS);
-      expectRawProblem(await rawRequest(leadRequest(Array.from({ length: 200 }, (_, i) => `X-H${i}: ${'b'.repeat(90)}\r\n`).join(''))), 431, 'request_header_fields_too_large', LEAKS);
+      expectRawProblem(
+        await rawRequest(leadRequest(Array.from({ length: 200 }, (_, i) => `X-H${i}: ${'b'.repeat(90)}\r\n`).join(''))),
+        431,
+        'request_header_fields_too_large',
+        LEAKS,
+      );
       expect(await countLeads(t.dataSource)).toBe(before);
     });
 
@@ -813,7 +843,10 @@ describe('bad input on the lead and sandbox endpoints', () => {
     it('arbitrary JSON values as the body and as every field', async () => {
       const before = await countLeads(t.dataSource);
       const value = fc.jsonValue({ maxDepth: 4 });
-      const body = fc.oneof(value, fc.record({ nome: value, email: value, telefone: value, empresa: value, mensagem: value, origem: value }, { requiredKeys: [] }));
+      const body = fc.oneof(
+        value,
+        fc.record({ nome: value, email: value, telefone: value, empresa: value, mensagem: value, origem: value }, { requiredKeys: [] }),
+      );
       await fc.assert(
         fc.asyncProperty(body, fc.constantFrom(...ENDPOINTS), async (input, path) => {
           const res = await send(path, JSON.stringify(input) ?? 'null');
@@ -829,11 +862,14 @@ describe('bad input on the lead and sandbox endpoints', () => {
       const text = fc.string({ unit: 'binary', maxLength: 40 });
       let created = 0;
       await fc.assert(
-        fc.asyncProperty(fc.record({ nome: text, email: text, telefone: text, empresa: text, mensagem: text, origem: text }, { requiredKeys: [] }), async (input) => {
-          const res = await sendJson(LEAD, input);
-          expect([201, 422]).toContain(res.status);
-          if (res.status === 201) created++;
-        }),
+        fc.asyncProperty(
+          fc.record({ nome: text, email: text, telefone: text, empresa: text, mensagem: text, origem: text }, { requiredKeys: [] }),
+          async (input) => {
+            const res = await sendJson(LEAD, input);
+            expect([201, 422]).toContain(res.status);
+            if (res.status === 201) created++;
+          },
+        ),
         { numRuns: RUNS },
       );
       expect(await countLeads(t.dataSource)).toBe(before + created);

@@ -92,7 +92,11 @@ describeBrowser(HAVE_CHROMIUM ? `browser (Chromium at ${CHROMIUM})` : `browser (
     const box = (await target.boundingBox())!;
     const live = await target.locator('.live-responses-table').first().boundingBox();
     const height = live ? Math.min(live.y + live.height - box.y, 2200) : Math.min(box.height, 1200);
-    await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true, clip: { x: box.x, y: box.y + (await page.evaluate<number>('scrollY')), width: box.width, height } });
+    await page.screenshot({
+      path: join(ARTIFACTS, `${name}.png`),
+      fullPage: true,
+      clip: { x: box.x, y: box.y + (await page.evaluate<number>('scrollY')), width: box.width, height },
+    });
   }
   const status = () => page.locator('[data-leads-status]');
 
@@ -189,7 +193,9 @@ describeBrowser(HAVE_CHROMIUM ? `browser (Chromium at ${CHROMIUM})` : `browser (
     await fill(page, { nome: 'Dupla Dois', email: 'dupla2@example.com' });
     // Strings, not functions: the test compiles without the DOM library.
     await page.evaluate("const form = document.querySelector('form[data-leads]'); form.requestSubmit(); form.requestSubmit();");
-    await page.waitForFunction("document.querySelector('[data-leads-status]').getAttribute('data-state') === 'success' && !document.querySelector('form[aria-busy]')");
+    await page.waitForFunction(
+      "document.querySelector('[data-leads-status]').getAttribute('data-state') === 'success' && !document.querySelector('form[aria-busy]')",
+    );
     expect(await countLeads(t.dataSource)).toBe(before + 2);
     expect(leadPosts).toBe(2);
   });
@@ -255,7 +261,11 @@ describeBrowser(HAVE_CHROMIUM ? `browser (Chromium at ${CHROMIUM})` : `browser (
   it('(f) Swagger UI lists every operation; Try it out works for sandbox, lead, registration, token and Authorize', async () => {
     const contract = (await (await fetch(`${appBase}/docs/openapi-leads.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
     const methods = ['get', 'post', 'put', 'patch', 'delete', 'head', 'options'];
-    const expected = Object.entries(contract.paths).flatMap(([path, item]) => Object.keys(item).filter((m) => methods.includes(m)).map((m) => `${m.toUpperCase()} ${path}`));
+    const expected = Object.entries(contract.paths).flatMap(([path, item]) =>
+      Object.keys(item)
+        .filter((m) => methods.includes(m))
+        .map((m) => `${m.toUpperCase()} ${path}`),
+    );
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));
     page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
@@ -264,7 +274,9 @@ describeBrowser(HAVE_CHROMIUM ? `browser (Chromium at ${CHROMIUM})` : `browser (
     await page.goto(`${appBase}/docs`);
     await page.waitForSelector('.opblock');
     const shown = await page.$$eval('.opblock', (blocks) =>
-      blocks.map((b) => `${b.querySelector('.opblock-summary-method')?.textContent?.trim()} ${b.querySelector('.opblock-summary-path')?.getAttribute('data-path')}`),
+      blocks.map(
+        (b) => `${b.querySelector('.opblock-summary-method')?.textContent?.trim()} ${b.querySelector('.opblock-summary-path')?.getAttribute('data-path')}`,
+      ),
     );
     expect(new Set(shown)).toEqual(new Set(expected));
     await page.screenshot({ path: join(ARTIFACTS, 'f-swagger-operations.png') });

@@ -201,7 +201,7 @@ describe('anonymous commands', () => {
     writeFileSync(path, JSON.stringify({ nome: 'Caio File', email: 'caio@example.com' }));
     expect((await run(['submit', '--file', path, '--empresa', 'Override'])).code).toBe(0);
     expect((await run(['submit'], { input: '{not json' })).code).toBe(2);
-    const rows = await query("SELECT nome, empresa, registration_id FROM leads ORDER BY nome");
+    const rows = await query('SELECT nome, empresa, registration_id FROM leads ORDER BY nome');
     expect(rows).toEqual([
       { nome: 'Ana Flags', empresa: 'Acme', registration_id: null },
       { nome: 'Bia Stdin', empresa: null, registration_id: null },
@@ -379,7 +379,10 @@ describe('rate limits', () => {
     // Keep the anonymous quota of this address spent while the client retries.
     let hammering = true;
     const hammer = (async () => {
-      while (hammering) await fetch(`${limited.baseUrl}/api/v1/info`).then((r) => r.arrayBuffer()).catch(() => undefined);
+      while (hammering)
+        await fetch(`${limited.baseUrl}/api/v1/info`)
+          .then((r) => r.arrayBuffer())
+          .catch(() => undefined);
     })();
     const started = Date.now();
     try {

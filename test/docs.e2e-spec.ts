@@ -184,7 +184,10 @@ describe('docs', () => {
     it('has an anchor for every problem type the service emits', async () => {
       const anchors = new Set(ids(html));
       const json = (body: string, headers: Record<string, string> = {}) =>
-        t.http.post('/api/v1/lead').set({ 'Content-Type': 'application/json', ...headers }).send(body);
+        t.http
+          .post('/api/v1/lead')
+          .set({ 'Content-Type': 'application/json', ...headers })
+          .send(body);
       const emitted = await Promise.all([
         t.http.get('/nowhere'),
         t.http.get('/docs/nope'),
@@ -216,7 +219,17 @@ describe('docs', () => {
         codes.add(code);
       }
       expect([...codes].sort()).toEqual(
-        ['body_not_object', 'idempotency_key_invalid', 'invalid_encoding', 'malformed_json', 'method_not_allowed', 'not_found', 'payload_too_large', 'unsupported_media_type', 'validation_failed'].sort(),
+        [
+          'body_not_object',
+          'idempotency_key_invalid',
+          'invalid_encoding',
+          'malformed_json',
+          'method_not_allowed',
+          'not_found',
+          'payload_too_large',
+          'unsupported_media_type',
+          'validation_failed',
+        ].sort(),
       );
     });
 
@@ -257,11 +270,14 @@ describe('docs', () => {
       expect(res.text ?? '').toBe('');
     });
 
-    it.each(['/docs/nope', '/docs/Quickstart', '/docs/errors.html', '/docs/quickstart/extra'])('answers the unknown page %s with a 404 problem', async (path) => {
-      const res = await t.http.get(path).then(expectContract);
-      expect(res.status).toBe(404);
-      expect(res.headers['content-type']).toBe('application/problem+json; charset=utf-8');
-      expect(res.body).toMatchObject({ code: 'not_found', status: 404, instance: path, type: `${BASE}/docs/errors#not_found` });
-    });
+    it.each(['/docs/nope', '/docs/Quickstart', '/docs/errors.html', '/docs/quickstart/extra'])(
+      'answers the unknown page %s with a 404 problem',
+      async (path) => {
+        const res = await t.http.get(path).then(expectContract);
+        expect(res.status).toBe(404);
+        expect(res.headers['content-type']).toBe('application/problem+json; charset=utf-8');
+        expect(res.body).toMatchObject({ code: 'not_found', status: 404, instance: path, type: `${BASE}/docs/errors#not_found` });
+      },
+    );
   });
 });

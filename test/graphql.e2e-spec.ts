@@ -70,7 +70,12 @@ describe('GraphQL: POST /api/v1/graphql', () => {
   });
   afterAll(() => t.close());
 
-  const post = (body: unknown, headers: Record<string, string> = {}) => t.http.post(PATH).set(headers).send(body as object).then(expectContract);
+  const post = (body: unknown, headers: Record<string, string> = {}) =>
+    t.http
+      .post(PATH)
+      .set(headers)
+      .send(body as object)
+      .then(expectContract);
   const query = (text: string, variables?: Json, headers: Record<string, string> = {}) => post({ query: text, ...(variables ? { variables } : {}) }, headers);
 
   /** A successful execution: 200 application/json with `data` and no `errors`. */
@@ -239,24 +244,71 @@ describe('GraphQL: POST /api/v1/graphql', () => {
     const fragments = (n: number) => {
       // F1 spreads F2 … spreads Fn, which selects health { status }. graphql-armor counts each named spread as two levels
       // (the spread and the fragment's selection set), so n fragments make a depth of 2n + 2.
-      const defs = Array.from({ length: n }, (_, i) => (i + 1 < n ? `fragment F${i + 1} on Query { ...F${i + 2} }` : `fragment F${n} on Query { health { status } }`));
+      const defs = Array.from({ length: n }, (_, i) =>
+        i + 1 < n ? `fragment F${i + 1} on Query { ...F${i + 2} }` : `fragment F${n} on Query { health { status } }`,
+      );
       return `{ ...F1 } ${defs.join(' ')}`;
     };
 
     /** [name, request body, message, extensions.code, status with Accept: application/graphql-response+json] */
     const refusals: [string, unknown, string | RegExp, string][] = [
-      ['a mutation', { query: 'mutation { health { status } }' }, 'This GraphQL endpoint is read-only: mutations are not supported.', 'GRAPHQL_VALIDATION_FAILED'],
-      ['a named mutation with variables', { query: 'mutation Submit($e: String) { lead(email: $e) { id } }', variables: { e: 'a@b.co' } }, 'This GraphQL endpoint is read-only: mutations are not supported.', 'GRAPHQL_VALIDATION_FAILED'],
-      ['a subscription', { query: 'subscription { health { status } }' }, 'This GraphQL endpoint is read-only: subscriptions are not supported.', 'GRAPHQL_VALIDATION_FAILED'],
-      ['a query of depth 7 (nested inline fragments)', { query: `{ ${nestedInQuery(5, 'health { status }')} }` }, 'Syntax Error: Query depth limit of 6 exceeded, found 7.', 'GRAPHQL_VALIDATION_FAILED'],
-      ['a query of depth 9 (nested inline fragments, deeper object)', { query: `{ ${nestedInQuery(6, 'site { address { street } }')} }` }, 'Syntax Error: Query depth limit of 6 exceeded, found 9.', 'GRAPHQL_VALIDATION_FAILED'],
-      ['a query of depth 8 (a chain of named fragments)', { query: fragments(3) }, 'Syntax Error: Query depth limit of 6 exceeded, found 8.', 'GRAPHQL_VALIDATION_FAILED'],
+      [
+        'a mutation',
+        { query: 'mutation { health { status } }' },
+        'This GraphQL endpoint is read-only: mutations are not supported.',
+        'GRAPHQL_VALIDATION_FAILED',
+      ],
+      [
+        'a named mutation with variables',
+        { query: 'mutation Submit($e: String) { lead(email: $e) { id } }', variables: { e: 'a@b.co' } },
+        'This GraphQL endpoint is read-only: mutations are not supported.',
+        'GRAPHQL_VALIDATION_FAILED',
+      ],
+      [
+        'a subscription',
+        { query: 'subscription { health { status } }' },
+        'This GraphQL endpoint is read-only: subscriptions are not supported.',
+        'GRAPHQL_VALIDATION_FAILED',
+      ],
+      [
+        'a query of depth 7 (nested inline fragments)',
+        { query: `{ ${nestedInQuery(5, 'health { status }')} }` },
+        'Syntax Error: Query depth limit of 6 exceeded, found 7.',
+        'GRAPHQL_VALIDATION_FAILED',
+      ],
+      [
+        'a query of depth 9 (nested inline fragments, deeper object)',
+        { query: `{ ${nestedInQuery(6, 'site { address { street } }')} }` },
+        'Syntax Error: Query depth limit of 6 exceeded, found 9.',
+        'GRAPHQL_VALIDATION_FAILED',
+      ],
+      [
+        'a query of depth 8 (a chain of named fragments)',
+        { query: fragments(3) },
+        'Syntax Error: Query depth limit of 6 exceeded, found 8.',
+        'GRAPHQL_VALIDATION_FAILED',
+      ],
       ['11 aliases', { query: aliases(11) }, 'Syntax Error: Aliases limit of 10 exceeded, found 11.', 'GRAPHQL_VALIDATION_FAILED'],
       ['11 directives', { query: directives(11) }, 'Syntax Error: Directives limit of 10 exceeded, found 11.', 'GRAPHQL_VALIDATION_FAILED'],
-      ['a costly query (one field repeated 340 times)', { query: `{ docs { ${'markdown '.repeat(340)}} }` }, 'Syntax Error: Query Cost limit of 500 exceeded, found 512.', 'GRAPHQL_VALIDATION_FAILED'],
-      ['more than 1000 tokens', { query: `{ health { ${'status '.repeat(1000)}} }` }, /^Syntax Error: Document contains more th\w+ 1000 tokens\. Parsing aborted\.$/, 'GRAPHQL_PARSE_FAILED'],
+      [
+        'a costly query (one field repeated 340 times)',
+        { query: `{ docs { ${'markdown '.repeat(340)}} }` },
+        'Syntax Error: Query Cost limit of 500 exceeded, found 512.',
+        'GRAPHQL_VALIDATION_FAILED',
+      ],
+      [
+        'more than 1000 tokens',
+        { query: `{ health { ${'status '.repeat(1000)}} }` },
+        /^Syntax Error: Document contains more th\w+ 1000 tokens\. Parsing aborted\.$/,
+        'GRAPHQL_PARSE_FAILED',
+      ],
       ['a query over 8192 characters', { query: padded(MAX_QUERY_LENGTH + 1) }, 'The query is longer than 8192 characters.', 'QUERY_TOO_LARGE'],
-      ['a batch (JSON array)', [{ query: '{ health { status } }' }, { query: '{ site { brand } }' }], 'Batched requests are not supported; send one operation per request.', 'BATCHING_NOT_SUPPORTED'],
+      [
+        'a batch (JSON array)',
+        [{ query: '{ health { status } }' }, { query: '{ site { brand } }' }],
+        'Batched requests are not supported; send one operation per request.',
+        'BATCHING_NOT_SUPPORTED',
+      ],
       ['a batch of one', [{ query: '{ health { status } }' }], 'Batched requests are not supported; send one operation per request.', 'BATCHING_NOT_SUPPORTED'],
       ['an empty batch', [], 'Batched requests are not supported; send one operation per request.', 'BATCHING_NOT_SUPPORTED'],
       [
@@ -273,13 +325,38 @@ describe('GraphQL: POST /api/v1/graphql', () => {
       ],
       ['an unknown field', { query: '{ leads { id } }' }, 'Cannot query field "leads" on type "Query".', 'GRAPHQL_VALIDATION_FAILED'],
       ['an unknown argument', { query: '{ docs(limit: 1000) { slug } }' }, 'Unknown argument "limit" on field "Query.docs".', 'GRAPHQL_VALIDATION_FAILED'],
-      ['a missing selection', { query: '{ site }' }, 'Field "site" of type "Site!" must have a selection of subfields. Did you mean "site { ... }"?', 'GRAPHQL_VALIDATION_FAILED'],
+      [
+        'a missing selection',
+        { query: '{ site }' },
+        'Field "site" of type "Site!" must have a selection of subfields. Did you mean "site { ... }"?',
+        'GRAPHQL_VALIDATION_FAILED',
+      ],
       ['a syntax error', { query: '{ health { status ' }, 'Syntax Error: Expected Name, found <EOF>.', 'GRAPHQL_PARSE_FAILED'],
       ['an empty query', { query: '' }, 'GraphQL operations must contain a non-empty `query` or a `persistedQuery` extension.', 'BAD_REQUEST'],
-      ['a variable of the wrong type', { query: 'query S($t: String) { docs(search: $t) { slug } }', variables: { t: 5 } }, 'Variable "$t" got invalid value 5; String cannot represent a non string value: 5', 'BAD_USER_INPUT'],
-      ['a missing required variable', { query: 'query One($slug: String!) { doc(slug: $slug) { slug } }' }, 'Variable "$slug" of required type "String!" was not provided.', 'BAD_USER_INPUT'],
-      ['several operations without operationName', { query: 'query A { health { status } } query B { site { brand } }' }, 'Must provide operation name if query contains multiple operations.', 'OPERATION_RESOLUTION_FAILURE'],
-      ['an operationName that is not in the document', { query: 'query A { health { status } }', operationName: 'B' }, 'Unknown operation named "B".', 'OPERATION_RESOLUTION_FAILURE'],
+      [
+        'a variable of the wrong type',
+        { query: 'query S($t: String) { docs(search: $t) { slug } }', variables: { t: 5 } },
+        'Variable "$t" got invalid value 5; String cannot represent a non string value: 5',
+        'BAD_USER_INPUT',
+      ],
+      [
+        'a missing required variable',
+        { query: 'query One($slug: String!) { doc(slug: $slug) { slug } }' },
+        'Variable "$slug" of required type "String!" was not provided.',
+        'BAD_USER_INPUT',
+      ],
+      [
+        'several operations without operationName',
+        { query: 'query A { health { status } } query B { site { brand } }' },
+        'Must provide operation name if query contains multiple operations.',
+        'OPERATION_RESOLUTION_FAILURE',
+      ],
+      [
+        'an operationName that is not in the document',
+        { query: 'query A { health { status } }', operationName: 'B' },
+        'Unknown operation named "B".',
+        'OPERATION_RESOLUTION_FAILURE',
+      ],
     ];
 
     it.each(refusals)('refuses %s: 200 application/json with the error', async (_name, body, message, code) => {
@@ -327,7 +404,11 @@ describe('GraphQL: POST /api/v1/graphql', () => {
     });
 
     it('answers 400 body_not_object for a JSON scalar', async () => {
-      expectProblem(await t.http.post(PATH).set('Content-Type', 'application/json').send('"{ health { status } }"').then(expectContract), 400, 'body_not_object');
+      expectProblem(
+        await t.http.post(PATH).set('Content-Type', 'application/json').send('"{ health { status } }"').then(expectContract),
+        400,
+        'body_not_object',
+      );
     });
 
     it.each([
@@ -362,7 +443,15 @@ describe('GraphQL: POST /api/v1/graphql', () => {
         [{ query: '{ health { status } }', variables: [1] }, [['/variables', 'invalid_type']]],
         [{ query: '{ health { status } }', variables: '{}' }, [['/variables', 'invalid_type']]],
         [{ query: '{ health { status } }', extensions: 'x' }, [['/extensions', 'invalid_type']]],
-        [{ query: 1, operationName: [], variables: 2, extensions: true }, [['/query', 'invalid_type'], ['/operationName', 'invalid_type'], ['/variables', 'invalid_type'], ['/extensions', 'invalid_type']]],
+        [
+          { query: 1, operationName: [], variables: 2, extensions: true },
+          [
+            ['/query', 'invalid_type'],
+            ['/operationName', 'invalid_type'],
+            ['/variables', 'invalid_type'],
+            ['/extensions', 'invalid_type'],
+          ],
+        ],
       ];
       for (const [body, errors] of cases) {
         for (const accept of ['application/json', GRAPHQL_RESPONSE]) {
@@ -439,11 +528,7 @@ describe('GraphQL: POST /api/v1/graphql', () => {
 
     it('returns the page, not data, for GET with a query string, whatever Accept says', async () => {
       for (const accept of ['application/json', GRAPHQL_RESPONSE, '*/*']) {
-        const res = await t.http
-          .get(PATH)
-          .query({ query: '{health{status}}' })
-          .set('Accept', accept)
-          .then(expectContract);
+        const res = await t.http.get(PATH).query({ query: '{health{status}}' }).set('Accept', accept).then(expectContract);
         expect(res.status).toBe(200);
         expect(res.headers['content-type']).toBe(HTML);
         expect(res.text).not.toContain('"data"');

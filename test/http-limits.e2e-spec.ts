@@ -112,7 +112,10 @@ describe('HTTP limits', () => {
     it('answers 413 for a chunked body as soon as it passes the limit, though its last chunk never comes', async () => {
       const chunk = ' '.repeat(4096);
       const chunks = Array.from({ length: 5 }, () => `${chunk.length.toString(16)}\r\n${chunk}\r\n`).join('');
-      const res = await rawRequest(app.port, `POST ${LEAD} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n${chunks}`);
+      const res = await rawRequest(
+        app.port,
+        `POST ${LEAD} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n${chunks}`,
+      );
       expect(res.status).toBe(413);
       expect(JSON.parse(res.body)).toMatchObject({ code: 'payload_too_large' });
       expect(res.headers.connection).toBe('close');
@@ -197,7 +200,13 @@ describe('HTTP limits', () => {
     afterAll(() => app.t.close());
 
     const leadFrom = (forwarded: string, key: string) =>
-      app.t.http.post(LEAD).set('X-Forwarded-For', forwarded).set('Idempotency-Key', key).set('Content-Type', 'application/json').send(LEAD_BODY).then(expectContract);
+      app.t.http
+        .post(LEAD)
+        .set('X-Forwarded-For', forwarded)
+        .set('Idempotency-Key', key)
+        .set('Content-Type', 'application/json')
+        .send(LEAD_BODY)
+        .then(expectContract);
 
     it('does not key state by an IPv6 zone id (a 400-character one was a 500 on PostgreSQL): the socket address stands in', async () => {
       const first = await leadFrom(`fe80::1%${'z'.repeat(400)}`, 'zone-id');
@@ -227,7 +236,10 @@ describe('HTTP limits', () => {
         expect(await clients[0].get('/api/v1/health')).toBe(200);
         // A place freed is a place for a new client.
         clients.pop()!.socket.destroy();
-        await waitUntil(async () => (await rawRequest(app.port, 'GET /api/v1/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n').catch(() => ({ status: 0 }))).status === 200);
+        await waitUntil(
+          async () =>
+            (await rawRequest(app.port, 'GET /api/v1/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n').catch(() => ({ status: 0 }))).status === 200,
+        );
       } finally {
         for (const client of clients) client.socket.destroy();
         await app.t.close();
@@ -311,7 +323,8 @@ describe('HTTP limits', () => {
     it('serves a pipelined POST whose body arrives after the request before it was answered', async () => {
       const app = await listening();
       try {
-        const post = (body: string, close = '') => `POST ${LEAD} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${close}\r\n`;
+        const post = (body: string, close = '') =>
+          `POST ${LEAD} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${close}\r\n`;
         const second = JSON.stringify({ nome: 'Bia Lima', email: 'bia@exemplo.com.br' });
         const socket = connect(app.port, '127.0.0.1');
         let received = '';
@@ -332,7 +345,9 @@ describe('HTTP limits', () => {
       const app = await listening();
       try {
         const client = await KeepAliveClient.open(app.port);
-        expect(await client.pipeline(['/api/v1/health', '/docs/openapi-leads.json', '/nope', '/api/v1/info', '/api/v1/health'])).toEqual([200, 200, 404, 200, 200]);
+        expect(await client.pipeline(['/api/v1/health', '/docs/openapi-leads.json', '/nope', '/api/v1/info', '/api/v1/health'])).toEqual([
+          200, 200, 404, 200, 200,
+        ]);
         client.socket.destroy();
       } finally {
         await app.t.close();

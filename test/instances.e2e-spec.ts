@@ -24,7 +24,8 @@ async function accessToken(t: TestApp, assertion: string): Promise<string> {
 }
 
 const submit = (t: TestApp, token: string) => t.http.post('/api/v1/lead').set('Authorization', `Bearer ${token}`).send(LEAD).then(expectContract);
-const kids = async (t: TestApp): Promise<string[]> => (await t.http.get('/.well-known/jwks.json').then(expectContract)).body.keys.map((k: { kid: string }) => k.kid);
+const kids = async (t: TestApp): Promise<string[]> =>
+  (await t.http.get('/.well-known/jwks.json').then(expectContract)).body.keys.map((k: { kid: string }) => k.kid);
 
 describe('instances sharing one database', () => {
   let database: TestDatabase;

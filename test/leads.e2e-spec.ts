@@ -21,7 +21,11 @@ describe('POST /api/v1/lead', () => {
   afterAll(() => t.close());
 
   const post = (body: unknown, headers: Record<string, string> = {}) =>
-    t.http.post('/api/v1/lead').set(headers).send(body as object).then(expectContract);
+    t.http
+      .post('/api/v1/lead')
+      .set(headers)
+      .send(body as object)
+      .then(expectContract);
 
   it('stores a valid lead and answers 201 with its receipt', async () => {
     const res = await post(LEAD);
@@ -33,7 +37,9 @@ describe('POST /api/v1/lead', () => {
     expect(Math.abs(Date.parse(res.body.received_at) - Date.now())).toBeLessThan(10_000);
     expect(res.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
 
-    const [row] = await t.dataSource.query('SELECT * FROM leads WHERE id = $1'.replace('$1', t.dataSource.options.type === 'postgres' ? '$1' : '?'), [res.body.id]);
+    const [row] = await t.dataSource.query('SELECT * FROM leads WHERE id = $1'.replace('$1', t.dataSource.options.type === 'postgres' ? '$1' : '?'), [
+      res.body.id,
+    ]);
     expect(row).toMatchObject({
       nome: 'Maria da Silva',
       email: 'maria.silva@empresa.com.br',

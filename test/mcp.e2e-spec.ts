@@ -118,7 +118,10 @@ describe('MCP server (streamable HTTP at /mcp) and server card', () => {
 
   async function connect(era: Era, token?: string): Promise<Client> {
     const client = new Client({ name: 'leads-e2e', version: '1.0.0' }, era === 'modern' ? { versionNegotiation: { mode: { pin: '2026-07-28' } } } : {});
-    const transport = new StreamableHTTPClientTransport(new URL(`${BASE}/mcp`), token ? { requestInit: { headers: { Authorization: `Bearer ${token}` } } } : {});
+    const transport = new StreamableHTTPClientTransport(
+      new URL(`${BASE}/mcp`),
+      token ? { requestInit: { headers: { Authorization: `Bearer ${token}` } } } : {},
+    );
     await client.connect(transport);
     clients.push(client);
     return client;
@@ -263,12 +266,20 @@ describe('MCP server (streamable HTTP at /mcp) and server card', () => {
       const all = (await client.callTool({ name: 'search_docs', arguments: {} })) as CallToolResult;
       expect(all.isError).toBe(false);
       const pages = (all.structuredContent as { pages: Array<{ slug: string }> }).pages;
-      expect(pages.map((page) => page.slug)).toEqual(docs().search().map((page) => page.slug));
+      expect(pages.map((page) => page.slug)).toEqual(
+        docs()
+          .search()
+          .map((page) => page.slug),
+      );
 
       const found = (await client.callTool({ name: 'search_docs', arguments: { query: 'token' } })) as CallToolResult;
       expect(found.isError).toBe(false);
       const slugs = (found.structuredContent as { pages: Array<{ slug: string }> }).pages.map((page) => page.slug);
-      expect(slugs).toEqual(docs().search('token').map((page) => page.slug));
+      expect(slugs).toEqual(
+        docs()
+          .search('token')
+          .map((page) => page.slug),
+      );
       expect(slugs).toContain('agents');
 
       const invalid = (await client.callTool({ name: 'search_docs', arguments: { query: 5 } })) as CallToolResult;
@@ -302,7 +313,15 @@ describe('MCP server (streamable HTTP at /mcp) and server card', () => {
     it('lists the OpenAPI, site and every docs page as resources, and the docs template', async () => {
       const { resources } = await client.listResources();
       const uris = resources.map((resource) => resource.uri);
-      expect(uris).toEqual(expect.arrayContaining(['leads://openapi', 'leads://site', ...docs().search().map((page) => `leads://docs/${page.slug}`)]));
+      expect(uris).toEqual(
+        expect.arrayContaining([
+          'leads://openapi',
+          'leads://site',
+          ...docs()
+            .search()
+            .map((page) => `leads://docs/${page.slug}`),
+        ]),
+      );
       expect(uris).toHaveLength(2 + docs().search().length);
       for (const resource of resources) expect(resource.mimeType).toEqual(expect.any(String));
       const { resourceTemplates } = await client.listResourceTemplates();
@@ -396,7 +415,11 @@ describe('MCP server (streamable HTTP at /mcp) and server card', () => {
       expect(init.status).toBe(200);
       expect(init.headers['mcp-session-id']).toBeUndefined();
       const [message] = messages(init);
-      expect(message).toMatchObject({ jsonrpc: '2.0', id: 1, result: { protocolVersion: '2025-11-25', serverInfo: { name: 'leads', version: t.config.version } } });
+      expect(message).toMatchObject({
+        jsonrpc: '2.0',
+        id: 1,
+        result: { protocolVersion: '2025-11-25', serverInfo: { name: 'leads', version: t.config.version } },
+      });
 
       const note = await rpc({ jsonrpc: '2.0', method: 'notifications/initialized' }, { 'MCP-Protocol-Version': '2025-11-25' }).then(expectMcpContract);
       expect(note.status).toBe(202);
@@ -404,7 +427,11 @@ describe('MCP server (streamable HTTP at /mcp) and server card', () => {
     });
 
     it('answers a 2026-07-28 request as application/json, and a header that contradicts the body with 400', async () => {
-      const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'e2e', version: '1.0.0' }, 'io.modelcontextprotocol/clientCapabilities': {} };
+      const meta = {
+        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+        'io.modelcontextprotocol/clientInfo': { name: 'e2e', version: '1.0.0' },
+        'io.modelcontextprotocol/clientCapabilities': {},
+      };
       const headers = { 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': 'tools/call', 'Mcp-Name': 'get_service_health' };
       const body = { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'get_service_health', arguments: {}, _meta: meta } };
       const ok = await rpc(body, headers).then(expectMcpContract);
@@ -420,7 +447,10 @@ describe('MCP server (streamable HTTP at /mcp) and server card', () => {
       expect(unsupported.status).toBe(400);
       expect(unsupported.body).toMatchObject({ jsonrpc: '2.0', error: { code: expect.any(Number) } });
 
-      const unknown = await rpc({ jsonrpc: '2.0', id: 9, method: 'foo/bar', params: { _meta: meta } }, { 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': 'foo/bar' }).then(expectMcpContract);
+      const unknown = await rpc(
+        { jsonrpc: '2.0', id: 9, method: 'foo/bar', params: { _meta: meta } },
+        { 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': 'foo/bar' },
+      ).then(expectMcpContract);
       expect(unknown.status).toBe(404);
       expect(unknown.body).toMatchObject({ jsonrpc: '2.0', id: 9, error: { code: -32601 } });
 
@@ -461,7 +491,11 @@ describe('MCP server (streamable HTTP at /mcp) and server card', () => {
       expect(res.status).toBe(401);
       expect(res.headers['www-authenticate']).toBe(challenge);
       expect(res.body).toMatchObject({ code: 'invalid_token', status: 401 });
-      const rest = await t.http.post('/api/v1/lead').set('Authorization', 'Bearer not-a-token').send({ nome: 'Ana', email: 'ana@exemplo.com' }).then(expectContract);
+      const rest = await t.http
+        .post('/api/v1/lead')
+        .set('Authorization', 'Bearer not-a-token')
+        .send({ nome: 'Ana', email: 'ana@exemplo.com' })
+        .then(expectContract);
       expect(rest.headers['www-authenticate']).toBe(res.headers['www-authenticate']);
     });
 
@@ -521,7 +555,11 @@ describe('MCP server (streamable HTTP at /mcp) and server card', () => {
       expect(card.version).toBe(init.result.serverInfo.version);
       expect(card.name.split('/')[1]).toBe(init.result.serverInfo.name);
       expect(card.remotes).toEqual([
-        expect.objectContaining({ type: 'streamable-http', url: `${BASE}/mcp`, supportedProtocolVersions: expect.arrayContaining(['2026-07-28', '2025-11-25', '2025-06-18']) }),
+        expect.objectContaining({
+          type: 'streamable-http',
+          url: `${BASE}/mcp`,
+          supportedProtocolVersions: expect.arrayContaining(['2026-07-28', '2025-11-25', '2025-06-18']),
+        }),
       ]);
       expect(card.remotes[0].headers).toEqual([expect.objectContaining({ name: 'Authorization', isRequired: false, isSecret: true })]);
       // Advisory, and no secrets: no token or key material.
@@ -572,7 +610,12 @@ describe('MCP rate accounting: work spends the REST budget, housekeeping its own
       .set({ Accept: ACCEPT_BOTH, 'Content-Type': 'application/json', 'X-Forwarded-For': ip, ...headers })
       .send(JSON.stringify(body))
       .then(expectMcpContract);
-  const submit = (id: number, email: string) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'submit_lead', arguments: { nome: 'Ana', email } } });
+  const submit = (id: number, email: string) => ({
+    jsonrpc: '2.0',
+    id,
+    method: 'tools/call',
+    params: { name: 'submit_lead', arguments: { nome: 'Ana', email } },
+  });
   const leadsWith = async (email: string) => {
     const [{ n }] = await t.dataSource.query(`SELECT COUNT(*) AS n FROM leads WHERE email = ${ON_POSTGRES ? '$1' : '?'}`, [email]);
     return Number(n);
@@ -683,7 +726,9 @@ describe('MCP answers are bounded by MAX_ANSWER_BYTES, refused before they are b
       id: 3,
       error: {
         code: -32602,
-        message: expect.stringMatching(/^The answer to resources\/read leads:\/\/openapi would be about \d+ bytes, over this server's limit of 65536 \(MAX_ANSWER_BYTES\); read it at http:\/\/leads\.test\/docs\/openapi-leads\.json instead\.$/),
+        message: expect.stringMatching(
+          /^The answer to resources\/read leads:\/\/openapi would be about \d+ bytes, over this server's limit of 65536 \(MAX_ANSWER_BYTES\); read it at http:\/\/leads\.test\/docs\/openapi-leads\.json instead\.$/,
+        ),
         data: { uri: 'leads://openapi', maxAnswerBytes: 65536 },
       },
     });
@@ -720,7 +765,14 @@ describe('MCP Origin check with CORS_ORIGINS set to a list', () => {
     for (const origin of ['https://cliente.example', 'http://localhost:5173', 'http://leads.test', 'https://cliente.example:443']) {
       expect([origin, (await init(origin)).status]).toEqual([origin, 200]);
     }
-    for (const origin of ['http://cliente.example', 'https://cliente.example:8443', 'http://localhost:5174', 'https://localhost:5173', 'https://leads.test', 'http://leads.test:8080']) {
+    for (const origin of [
+      'http://cliente.example',
+      'https://cliente.example:8443',
+      'http://localhost:5174',
+      'https://localhost:5173',
+      'https://leads.test',
+      'http://leads.test:8080',
+    ]) {
       const res = await init(origin);
       expect([origin, res.status]).toEqual([origin, 403]);
       expect(res.body).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32000 } });

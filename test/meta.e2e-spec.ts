@@ -113,7 +113,11 @@ describe('meta: health, info, CORS, security headers, request ids', () => {
 
   describe('CORS (default CORS_ORIGINS=*)', () => {
     const EXPOSED = ['RateLimit', 'RateLimit-Policy', 'Retry-After', 'Deprecation', 'Sunset', 'Link', 'X-Request-Id'];
-    const list = (header: string | undefined) => (header ?? '').split(',').map((h) => h.trim().toLowerCase()).filter(Boolean);
+    const list = (header: string | undefined) =>
+      (header ?? '')
+        .split(',')
+        .map((h) => h.trim().toLowerCase())
+        .filter(Boolean);
 
     it('lets any origin read responses and exposes the API headers', async () => {
       const res = await t.http.get('/api/v1/info').set('Origin', 'https://cliente.example').then(expectContract);
@@ -163,7 +167,12 @@ describe('meta: health, info, CORS, security headers, request ids', () => {
       const res = await t.http.get(path).then(expectContract);
       expect(res.headers['x-content-type-options']).toBe('nosniff');
       const csp = String(res.headers['content-security-policy']);
-      const directives = Object.fromEntries(csp.split(';').map((d) => d.trim().split(/\s+/)).map(([name, ...values]) => [name, values]));
+      const directives = Object.fromEntries(
+        csp
+          .split(';')
+          .map((d) => d.trim().split(/\s+/))
+          .map(([name, ...values]) => [name, values]),
+      );
       expect(directives['script-src']).toEqual(["'self'"]);
       expect(directives['default-src']).toEqual(["'self'"]);
       expect(directives['frame-ancestors']).toEqual(["'none'"]);

@@ -159,7 +159,8 @@ describe('the service as a process', () => {
     expect(logs).toContain('"statusCode":201');
     expect(logs).toContain('"statusCode":422');
     expect(logs).toContain('"statusCode":401');
-    for (const secret of ['pessoa2000@exemplo.com.br', 'pessoa2001@exemplo.com.br', '92000-0000', '+55 11', 'secret-token-value-123']) expect(logs).not.toContain(secret);
+    for (const secret of ['pessoa2000@exemplo.com.br', 'pessoa2001@exemplo.com.br', '92000-0000', '+55 11', 'secret-token-value-123'])
+      expect(logs).not.toContain(secret);
     for (const line of logs.trim().split('\n')) expect(() => JSON.parse(line)).not.toThrow();
   });
 

@@ -32,7 +32,13 @@ async function agentToken(t: TestApp, ip: string): Promise<string> {
 describe('rate limits', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await startTestApp({ TRUST_PROXY: '1', RATE_LIMIT_ANONYMOUS: '3/60s', RATE_LIMIT_AGENT: '30/60s', RATE_LIMIT_REGISTRATION: '5/3600s', RATE_LIMIT_TOKEN: '4/60s' });
+    t = await startTestApp({
+      TRUST_PROXY: '1',
+      RATE_LIMIT_ANONYMOUS: '3/60s',
+      RATE_LIMIT_AGENT: '30/60s',
+      RATE_LIMIT_REGISTRATION: '5/3600s',
+      RATE_LIMIT_TOKEN: '4/60s',
+    });
   });
   afterAll(() => t.close());
 
@@ -95,7 +101,13 @@ describe('rate limits', () => {
     expect(rateLimit(answers[0])).toMatchObject({ name: 'registration', q: 5, w: 3600, r: 4 });
     expect(answers[5].status).toBe(429);
 
-    const token = () => t.http.post('/oauth2/token').set('X-Forwarded-For', ip).type('form').send({ grant_type: JWT_BEARER, assertion: answers[0].body.identity_assertion }).then(expectContract);
+    const token = () =>
+      t.http
+        .post('/oauth2/token')
+        .set('X-Forwarded-For', ip)
+        .type('form')
+        .send({ grant_type: JWT_BEARER, assertion: answers[0].body.identity_assertion })
+        .then(expectContract);
     const tokens = [];
     for (let i = 0; i < 5; i++) tokens.push(await token());
     expect(tokens.slice(0, 4).map((r) => r.status)).toEqual([200, 200, 200, 200]);
@@ -194,12 +206,16 @@ describe('deprecation headers', () => {
   });
 
   it('uses a configured link and omits Sunset when no sunset is set', async () => {
-    const t = await startTestApp({ API_DEPRECATIONS: JSON.stringify([{ path: '/api/v1/sandbox', deprecation: '2026-06-01T12:00:00Z', link: 'https://example.com/v2' }]) });
+    const t = await startTestApp({
+      API_DEPRECATIONS: JSON.stringify([{ path: '/api/v1/sandbox', deprecation: '2026-06-01T12:00:00Z', link: 'https://example.com/v2' }]),
+    });
     try {
       const sandbox = await t.http.post('/api/v1/sandbox').send(LEAD).then(expectContract);
       expect(sandbox.headers['deprecation']).toBe(`@${Date.parse('2026-06-01T12:00:00Z') / 1000}`);
       expect(sandbox.headers['sunset']).toBeUndefined();
-      expect(sandbox.headers['link']).toBe('<http://leads.test/docs/api-versioning>; rel="deprecation"; type="text/html", <https://example.com/v2>; rel="deprecation"');
+      expect(sandbox.headers['link']).toBe(
+        '<http://leads.test/docs/api-versioning>; rel="deprecation"; type="text/html", <https://example.com/v2>; rel="deprecation"',
+      );
       const lead = await t.http.post('/api/v1/lead').send(LEAD).then(expectContract);
       expect(lead.headers['deprecation']).toBeUndefined();
     } finally {
@@ -309,7 +325,9 @@ function rateLimits(res: Response): Record<string, { q: unknown; w: unknown; r: 
   const policies = parseList(String(res.headers['ratelimit-policy']));
   const states = parseList(String(res.headers['ratelimit']));
   expect(states.map(([name]) => name)).toEqual(policies.map(([name]) => name));
-  return Object.fromEntries(policies.map(([name, policy], i) => [name, { q: policy.get('q'), w: policy.get('w'), r: states[i][1].get('r'), t: states[i][1].get('t') }]));
+  return Object.fromEntries(
+    policies.map(([name, policy], i) => [name, { q: policy.get('q'), w: policy.get('w'), r: states[i][1].get('r'), t: states[i][1].get('t') }]),
+  );
 }
 
 /** Registers an agent from `ip` and exchanges its assertion; both calls come from that address. */
@@ -427,7 +445,8 @@ describe('identity ceiling: the live registrations of one address share one agen
   });
   afterAll(() => t.close());
 
-  const sandbox = (token: string) => t.http.post('/api/v1/sandbox').set('X-Forwarded-For', clientIp()).set('Authorization', `Bearer ${token}`).send(LEAD).then(expectContract);
+  const sandbox = (token: string) =>
+    t.http.post('/api/v1/sandbox').set('X-Forwarded-For', clientIp()).set('Authorization', `Bearer ${token}`).send(LEAD).then(expectContract);
 
   it('stores the registering address and stops the tokens of its registrations together at the ceiling, each with budget left', async () => {
     const ip = clientIp();
@@ -440,13 +459,13 @@ describe('identity ceiling: the live registrations of one address share one agen
     expect(answers.map((res) => res.status)).toEqual([...Array(15).fill(200), 429, 429, 429]);
     expect(rateLimits(answers[0])).toEqual({
       agent: { q: 10, w: 60, r: 9, t: expect.any(Number) },
-      'agent_per_address': { q: 15, w: 60, r: 14, t: expect.any(Number) },
+      agent_per_address: { q: 15, w: 60, r: 14, t: expect.any(Number) },
     });
     const refused = answers[15];
     expect(refused.body).toMatchObject({ code: 'rate_limited', detail: expect.stringContaining('"agent_per_address"') });
     expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     // The first token has made 6 requests of its own 10: its own budget is not what stopped it.
-    expect(rateLimits(refused)).toMatchObject({ agent: { r: 4 }, 'agent_per_address': { r: 0 } });
+    expect(rateLimits(refused)).toMatchObject({ agent: { r: 4 }, agent_per_address: { r: 0 } });
   });
 
   it('leaves a registration made from another address unaffected', async () => {
@@ -458,7 +477,7 @@ describe('identity ceiling: the live registrations of one address share one agen
     const other = await agent(t, clientIp());
     const served = await sandbox(other.token);
     expect(served.status).toBe(200);
-    expect(rateLimits(served)).toMatchObject({ agent: { r: 9 }, 'agent_per_address': { r: 14 } });
+    expect(rateLimits(served)).toMatchObject({ agent: { r: 9 }, agent_per_address: { r: 14 } });
   });
 
   it('puts identity_assertion registrations under the same ceiling: a self-reported e-mail costs no more to mint', async () => {
@@ -479,7 +498,7 @@ describe('identity ceiling: the live registrations of one address share one agen
     expect((await sandbox(gone.token)).status).toBe(401);
     const served = await sandbox(kept.token);
     expect(served.status).toBe(200);
-    expect(rateLimits(served)).toMatchObject({ 'agent_per_address': { r: 13 } });
+    expect(rateLimits(served)).toMatchObject({ agent_per_address: { r: 13 } });
   });
 });
 
@@ -505,7 +524,16 @@ describe('identity ceiling: the live registrations of one address share one agen
     const statuses = [];
     for (let i = 0; i < 14; i++) {
       const t = i % 2 ? b : a;
-      statuses.push((await t.http.post('/api/v1/sandbox').set('X-Forwarded-For', clientIp()).set('Authorization', `Bearer ${agents[(i >> 1) % 2].token}`).send(LEAD).then(expectContract)).status);
+      statuses.push(
+        (
+          await t.http
+            .post('/api/v1/sandbox')
+            .set('X-Forwarded-For', clientIp())
+            .set('Authorization', `Bearer ${agents[(i >> 1) % 2].token}`)
+            .send(LEAD)
+            .then(expectContract)
+        ).status,
+      );
     }
     expect(statuses).toEqual([...Array(12).fill(200), 429, 429]);
   });

@@ -27,7 +27,11 @@ const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'] as 
 function routesOf(t: TestApp): Route[] {
   const reflector = t.app.get(Reflector);
   const scanner = new MetadataScanner();
-  const join = (...parts: string[]) => `/${parts.flatMap((part) => part.split('/')).filter(Boolean).join('/')}`;
+  const join = (...parts: string[]) =>
+    `/${parts
+      .flatMap((part) => part.split('/'))
+      .filter(Boolean)
+      .join('/')}`;
   const asList = (value: string | string[] | undefined) => (Array.isArray(value) ? value : [value ?? '']);
   const routes: Route[] = [];
   for (const wrapper of new DiscoveryService(t.app.get(ModulesContainer)).getControllers()) {
@@ -64,9 +68,9 @@ function serves(route: Route, contractPath: string): boolean {
 describe('routes and the contract', () => {
   let t: TestApp;
   let routes: Route[];
-  const operations = Object.entries(CONTRACT.paths as Record<string, Record<string, { operationId: string; security?: unknown; responses: object; requestBody?: { content: object } }>>).flatMap(
-    ([path, item]) => METHODS.filter((method) => item[method]).map((method) => ({ path, method, ...item[method] })),
-  );
+  const operations = Object.entries(
+    CONTRACT.paths as Record<string, Record<string, { operationId: string; security?: unknown; responses: object; requestBody?: { content: object } }>>,
+  ).flatMap(([path, item]) => METHODS.filter((method) => item[method]).map((method) => ({ path, method, ...item[method] })));
 
   beforeAll(async () => {
     t = await startTestApp();
@@ -108,6 +112,8 @@ describe('routes and the contract', () => {
         const route = routeFor(operation);
         return !route.consumes || !Object.keys(operation.requestBody?.content ?? {}).includes(route.consumes);
       });
-    expect(mismatched.map((operation) => `${operation.operationId}: ${routeFor(operation).consumes} / ${Object.keys(operation.requestBody?.content ?? {})}`)).toEqual([]);
+    expect(
+      mismatched.map((operation) => `${operation.operationId}: ${routeFor(operation).consumes} / ${Object.keys(operation.requestBody?.content ?? {})}`),
+    ).toEqual([]);
   });
 });

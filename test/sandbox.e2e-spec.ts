@@ -2,7 +2,6 @@ import type { Response } from 'supertest';
 import { expectContract } from './support/contract.js';
 import { countLeads, startTestApp, TestApp } from './support/test-app.js';
 
-
 const LEAD = {
   nome: '  Maria    da\u00a0 Silva ',
   email: '  maria.Silva@Empresa.COM.br ',
@@ -36,7 +35,10 @@ describe('POST /api/v1/sandbox', () => {
     let req = t.http.post(path).set(headers);
     if (raw.contentType !== undefined) req = req.set('Content-Type', raw.contentType);
     // Send the bytes as they are: superagent would otherwise re-serialise a Buffer or object as JSON.
-    return req.serialize((body: string | Buffer) => body as string).send(raw.body as string).then(expectContract);
+    return req
+      .serialize((body: string | Buffer) => body as string)
+      .send(raw.body as string)
+      .then(expectContract);
   };
   const sandbox = (body: unknown, headers: Record<string, string> = {}) => send('/api/v1/sandbox', json(body), headers);
 
@@ -94,10 +96,9 @@ describe('POST /api/v1/sandbox', () => {
       const created = await send('/api/v1/lead', json(LEAD));
       expect(created.status).toBe(201);
       const param = t.dataSource.options.type === 'postgres' ? '$1' : '?';
-      const [row] = await t.dataSource.query(
-        `SELECT nome, email, telefone, telefone_e164, empresa, mensagem, origem FROM leads WHERE id = ${param}`,
-        [created.body.id],
-      );
+      const [row] = await t.dataSource.query(`SELECT nome, email, telefone, telefone_e164, empresa, mensagem, origem FROM leads WHERE id = ${param}`, [
+        created.body.id,
+      ]);
       expect(row).toEqual(checked.body.lead);
     });
 
@@ -125,12 +126,42 @@ describe('POST /api/v1/sandbox', () => {
       ['nome too long', json({ nome: 'a'.repeat(121), email: 'ana@exemplo.com' }), 422, 'validation_failed', ['/nome:too_long']],
       ['blank nome', json({ nome: '   ', email: 'ana@exemplo.com' }), 422, 'validation_failed', ['/nome:too_short']],
       ['bad email', json({ nome: 'Ana', email: 'ana@exemplo' }), 422, 'validation_failed', ['/email:invalid_format']],
-      ['telephone with letters', json({ nome: 'Ana', email: 'ana@exemplo.com', telefone: '11 9876-ABCD' }), 422, 'validation_failed', ['/telefone:invalid_format']],
+      [
+        'telephone with letters',
+        json({ nome: 'Ana', email: 'ana@exemplo.com', telefone: '11 9876-ABCD' }),
+        422,
+        'validation_failed',
+        ['/telefone:invalid_format'],
+      ],
       // hostile values (docs/decisions/0002-lead-fields-and-normalisation.md, 0014-linear-regular-expressions.md)
-      ['telephone without digits', json({ nome: 'Ana', email: 'ana@exemplo.com', telefone: '((((((((' }), 422, 'validation_failed', ['/telefone:invalid_format']],
-      ['telephone of 2,500 spaces and 12345678x', json({ nome: 'Ana', email: 'ana@exemplo.com', telefone: `${' '.repeat(2500)}12345678x` }), 422, 'validation_failed', ['/telefone:invalid_format']],
-      ['nome of invisible characters', json({ nome: '\u200b\u200d\u2060\u00ad\u3164\u2800\ufffc\u0301', email: 'ana@exemplo.com' }), 422, 'validation_failed', ['/nome:too_short']],
-      ['tag characters in mensagem', json({ nome: 'Ana', email: 'ana@exemplo.com', mensagem: 'Oi\u{e0049}\u{e0067}' }), 422, 'validation_failed', ['/mensagem:invalid_characters']],
+      [
+        'telephone without digits',
+        json({ nome: 'Ana', email: 'ana@exemplo.com', telefone: '((((((((' }),
+        422,
+        'validation_failed',
+        ['/telefone:invalid_format'],
+      ],
+      [
+        'telephone of 2,500 spaces and 12345678x',
+        json({ nome: 'Ana', email: 'ana@exemplo.com', telefone: `${' '.repeat(2500)}12345678x` }),
+        422,
+        'validation_failed',
+        ['/telefone:invalid_format'],
+      ],
+      [
+        'nome of invisible characters',
+        json({ nome: '\u200b\u200d\u2060\u00ad\u3164\u2800\ufffc\u0301', email: 'ana@exemplo.com' }),
+        422,
+        'validation_failed',
+        ['/nome:too_short'],
+      ],
+      [
+        'tag characters in mensagem',
+        json({ nome: 'Ana', email: 'ana@exemplo.com', mensagem: 'Oi\u{e0049}\u{e0067}' }),
+        422,
+        'validation_failed',
+        ['/mensagem:invalid_characters'],
+      ],
       ['IP-literal e-mail domain', json({ nome: 'Ana', email: 'ana@1.2.3.4' }), 422, 'validation_failed', ['/email:invalid_format']],
       ['e-mail local part of 65 octets', json({ nome: 'Ana', email: `${'a'.repeat(65)}@exemplo.com` }), 422, 'validation_failed', ['/email:invalid_format']],
       [
@@ -138,19 +169,49 @@ describe('POST /api/v1/sandbox', () => {
         json({ nome: '', email: 'x', telefone: 'abc', empresa: 1, mensagem: [], origem: 'o'.repeat(65), extra: true }),
         422,
         'validation_failed',
-        ['/nome:too_short', '/email:too_short', '/telefone:too_short', '/empresa:invalid_type', '/mensagem:invalid_type', '/origem:too_long', '/extra:unknown_field'],
+        [
+          '/nome:too_short',
+          '/email:too_short',
+          '/telefone:too_short',
+          '/empresa:invalid_type',
+          '/mensagem:invalid_type',
+          '/origem:too_long',
+          '/extra:unknown_field',
+        ],
       ],
-      ['duplicate key', { contentType: 'application/json', body: '{"nome":"Ana","nome":"Bia","email":"ana@exemplo.com"}' }, 422, 'validation_failed', ['/nome:duplicate_key']],
-      ['__proto__ key', { contentType: 'application/json', body: '{"nome":"Ana","email":"ana@exemplo.com","__proto__":{"x":1}}' }, 422, 'validation_failed', ['/__proto__:forbidden_key']],
+      [
+        'duplicate key',
+        { contentType: 'application/json', body: '{"nome":"Ana","nome":"Bia","email":"ana@exemplo.com"}' },
+        422,
+        'validation_failed',
+        ['/nome:duplicate_key'],
+      ],
+      [
+        '__proto__ key',
+        { contentType: 'application/json', body: '{"nome":"Ana","email":"ana@exemplo.com","__proto__":{"x":1}}' },
+        422,
+        'validation_failed',
+        ['/__proto__:forbidden_key'],
+      ],
       ['array body', json([{ nome: 'Ana', email: 'ana@exemplo.com' }]), 400, 'body_not_object'],
       ['null body', json(null), 400, 'body_not_object'],
       ['string body', json('nome=Ana'), 400, 'body_not_object'],
       ['malformed JSON', { contentType: 'application/json', body: '{"nome": "Ana",' }, 400, 'malformed_json'],
       ['empty body', { contentType: 'application/json', body: '' }, 400, 'malformed_json'],
-      ['invalid UTF-8', { contentType: 'application/json', body: Buffer.from([0x7b, 0x22, 0x6e, 0x22, 0x3a, 0x22, 0xc3, 0x28, 0x22, 0x7d]) }, 400, 'invalid_encoding'],
+      [
+        'invalid UTF-8',
+        { contentType: 'application/json', body: Buffer.from([0x7b, 0x22, 0x6e, 0x22, 0x3a, 0x22, 0xc3, 0x28, 0x22, 0x7d]) },
+        400,
+        'invalid_encoding',
+      ],
       ['text/plain', { contentType: 'text/plain', body: JSON.stringify({ nome: 'Ana', email: 'ana@exemplo.com' }) }, 415, 'unsupported_media_type'],
       ['form-encoded', { contentType: 'application/x-www-form-urlencoded', body: 'nome=Ana&email=ana%40exemplo.com' }, 415, 'unsupported_media_type'],
-      ['charset latin1', { contentType: 'application/json; charset=iso-8859-1', body: '{"nome":"Ana","email":"ana@exemplo.com"}' }, 415, 'unsupported_media_type'],
+      [
+        'charset latin1',
+        { contentType: 'application/json; charset=iso-8859-1', body: '{"nome":"Ana","email":"ana@exemplo.com"}' },
+        415,
+        'unsupported_media_type',
+      ],
       ['no Content-Type', { body: Buffer.from('{"nome":"Ana","email":"ana@exemplo.com"}') }, 415, 'unsupported_media_type'],
       ['body over 16 KiB', json({ nome: 'Ana', email: 'ana@exemplo.com', mensagem: 'x'.repeat(17 * 1024) }), 413, 'payload_too_large'],
     ];
@@ -164,21 +225,24 @@ describe('POST /api/v1/sandbox', () => {
     };
 
     // Rows padded to five entries: jest would take a fifth parameter missing from a row for a `done` callback.
-    it.each(cases.map(([name, raw, status, code, fieldErrors]) => [name, raw, status, code, fieldErrors] as const))('%s', async (_name, raw, status, code, fieldErrors) => {
-      const before = await countRows(t);
-      const lead = await send('/api/v1/lead', raw);
-      const checked = await send('/api/v1/sandbox', raw);
-      expect(lead.status).toBe(status);
-      expect(lead.body.code).toBe(code);
-      expect(lead.body.errors?.map((e: { pointer: string; code: string }) => `${e.pointer}:${e.code}`)).toEqual(fieldErrors);
-      expect(checked.status).toBe(lead.status);
-      expect(checked.headers['content-type']).toBe('application/problem+json; charset=utf-8');
-      expect(checked.headers['content-type']).toBe(lead.headers['content-type']);
-      expect(comparable(checked)).toStrictEqual(comparable(lead));
-      expect(checked.body.instance).toBe('/api/v1/sandbox');
-      expect(checked.body.request_id).toBe(checked.headers['x-request-id']);
-      expect(await countRows(t)).toEqual(before);
-    });
+    it.each(cases.map(([name, raw, status, code, fieldErrors]) => [name, raw, status, code, fieldErrors] as const))(
+      '%s',
+      async (_name, raw, status, code, fieldErrors) => {
+        const before = await countRows(t);
+        const lead = await send('/api/v1/lead', raw);
+        const checked = await send('/api/v1/sandbox', raw);
+        expect(lead.status).toBe(status);
+        expect(lead.body.code).toBe(code);
+        expect(lead.body.errors?.map((e: { pointer: string; code: string }) => `${e.pointer}:${e.code}`)).toEqual(fieldErrors);
+        expect(checked.status).toBe(lead.status);
+        expect(checked.headers['content-type']).toBe('application/problem+json; charset=utf-8');
+        expect(checked.headers['content-type']).toBe(lead.headers['content-type']);
+        expect(comparable(checked)).toStrictEqual(comparable(lead));
+        expect(checked.body.instance).toBe('/api/v1/sandbox');
+        expect(checked.body.request_id).toBe(checked.headers['x-request-id']);
+        expect(await countRows(t)).toEqual(before);
+      },
+    );
   });
 
   describe('Idempotency-Key', () => {

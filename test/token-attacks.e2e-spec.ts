@@ -57,7 +57,14 @@ interface Side {
   lifetime: number;
 }
 
-const ASSERTION: Side = { name: 'assertion at POST /oauth2/token', purpose: 'assertion', other: 'access_token', typ: 'oauth-id-jag+jwt', alg: 'ES256', lifetime: HOUR };
+const ASSERTION: Side = {
+  name: 'assertion at POST /oauth2/token',
+  purpose: 'assertion',
+  other: 'access_token',
+  typ: 'oauth-id-jag+jwt',
+  alg: 'ES256',
+  lifetime: HOUR,
+};
 const ACCESS: Side = { name: 'bearer token at POST /api/v1/lead', purpose: 'access_token', other: 'assertion', typ: 'at+jwt', alg: 'RS256', lifetime: 900 };
 const SIDES = [ASSERTION, ACCESS];
 
@@ -160,7 +167,12 @@ async function refuse(side: Side, token: string, app: TestApp = t): Promise<Resp
   expect([res.status, res.body.code]).toEqual([401, 'invalid_token']);
   expect(res.headers['www-authenticate']).toBe(CHALLENGE);
   expect(res.headers['content-type']).toBe('application/problem+json; charset=utf-8');
-  expect(res.body).toMatchObject({ type: `${ISSUER}/docs/errors#invalid_token`, status: 401, instance: '/api/v1/lead', request_id: res.headers['x-request-id'] });
+  expect(res.body).toMatchObject({
+    type: `${ISSUER}/docs/errors#invalid_token`,
+    status: 401,
+    instance: '/api/v1/lead',
+    request_id: res.headers['x-request-id'],
+  });
   expect(res.text).not.toMatch(LEAKS);
   expect(await countLeads(app.dataSource)).toBe(before);
   return res;
@@ -207,7 +219,9 @@ const forged = (side: Side, headerOverrides: Record<string, unknown>, claimOverr
 function rawSigned(privateJwk: JWK, alg: string, headerText: string, payloadText: string): string {
   const input = `${b64(headerText)}.${b64(payloadText)}`;
   const key: KeyObject = createPrivateKey({ key: privateJwk as JsonWebKey, format: 'jwk' });
-  const signature = alg.startsWith('ES') ? cryptoSign('sha256', Buffer.from(input), { key, dsaEncoding: 'ieee-p1363' }) : cryptoSign('sha256', Buffer.from(input), key);
+  const signature = alg.startsWith('ES')
+    ? cryptoSign('sha256', Buffer.from(input), { key, dsaEncoding: 'ieee-p1363' })
+    : cryptoSign('sha256', Buffer.from(input), key);
   return `${input}.${signature.toString('base64url')}`;
 }
 
@@ -324,19 +338,44 @@ type Build = (side: Side) => string | Promise<string>;
 type Row = [string, string, Build, Purpose?];
 
 const zeroSignature = (side: Side) => Buffer.alloc(side.alg === 'ES256' ? 64 : 256).toString('base64url');
-const publicPem = (side: Side) => createPublicKey({ key: keys[side.purpose].publicJwk as JsonWebKey, format: 'jwk' }).export({ type: 'spki', format: 'pem' }) as string;
+const publicPem = (side: Side) =>
+  createPublicKey({ key: keys[side.purpose].publicJwk as JsonWebKey, format: 'jwk' }).export({ type: 'spki', format: 'pem' }) as string;
 const nested = (depth: number) => '['.repeat(depth) + ']'.repeat(depth);
 
 const REFUSED: Row[] = [
   ['#1', 'alg "none" (jose UnsecuredJWT)', (s) => new UnsecuredJWT(claims(s)).encode()],
-  ['#1', 'alg "none" with our typ and kid and an empty signature', (s) => `${b64(JSON.stringify({ alg: 'none', typ: s.typ, kid: keys[s.purpose].kid }))}.${b64(JSON.stringify(claims(s)))}.`],
-  ['#1', 'alg "none" keeping a genuine signature', (s) => `${b64(JSON.stringify({ alg: 'none', typ: s.typ, kid: keys[s.purpose].kid }))}.${genuine(s).split('.').slice(1).join('.')}`],
-  ['#1', 'a duplicated alg in the header whose last value is "none" (our key signs)', (s) => rawReal(s, JSON.stringify(header(s)).replace(/}$/, ',"alg":"none"}'))],
-  ['#2', 'HS256 keyed with our published JWK as the HMAC secret', (s) => signWith(new TextEncoder().encode(JSON.stringify(served[s.purpose])), header(s, { alg: 'HS256' }), claims(s))],
-  ['#2', 'HS256 keyed with our public key PEM as the HMAC secret', (s) => signWith(new TextEncoder().encode(publicPem(s)), header(s, { alg: 'HS256' }), claims(s))],
+  [
+    '#1',
+    'alg "none" with our typ and kid and an empty signature',
+    (s) => `${b64(JSON.stringify({ alg: 'none', typ: s.typ, kid: keys[s.purpose].kid }))}.${b64(JSON.stringify(claims(s)))}.`,
+  ],
+  [
+    '#1',
+    'alg "none" keeping a genuine signature',
+    (s) => `${b64(JSON.stringify({ alg: 'none', typ: s.typ, kid: keys[s.purpose].kid }))}.${genuine(s).split('.').slice(1).join('.')}`,
+  ],
+  [
+    '#1',
+    'a duplicated alg in the header whose last value is "none" (our key signs)',
+    (s) => rawReal(s, JSON.stringify(header(s)).replace(/}$/, ',"alg":"none"}')),
+  ],
+  [
+    '#2',
+    'HS256 keyed with our published JWK as the HMAC secret',
+    (s) => signWith(new TextEncoder().encode(JSON.stringify(served[s.purpose])), header(s, { alg: 'HS256' }), claims(s)),
+  ],
+  [
+    '#2',
+    'HS256 keyed with our public key PEM as the HMAC secret',
+    (s) => signWith(new TextEncoder().encode(publicPem(s)), header(s, { alg: 'HS256' }), claims(s)),
+  ],
   ['#3', 'an attacker key embedded in header jwk', (s) => forged(s, { jwk: attacker[s.purpose].publicJwk })],
   ['#3', 'an attacker key in header jwk under our kid', (s) => forged(s, { kid: keys[s.purpose].kid, jwk: attacker[s.purpose].publicJwk })],
-  ['#3', 'jku pointing at the attacker JWKS (a local server that must never be called)', (s) => forged(s, { kid: attacker[s.purpose].kid, jku: `${lureUrl}/jwks.json` })],
+  [
+    '#3',
+    'jku pointing at the attacker JWKS (a local server that must never be called)',
+    (s) => forged(s, { kid: attacker[s.purpose].kid, jku: `${lureUrl}/jwks.json` }),
+  ],
   ['#3', 'jku pointing at the attacker JWKS, under our kid', (s) => forged(s, { kid: keys[s.purpose].kid, jku: `${lureUrl}/ours.json` })],
   ['#3', 'x5u pointing at the attacker certificate', (s) => forged(s, { x5u: `${lureUrl}/cert.pem` })],
   ['#3', 'x5c carrying the attacker self-signed certificate', (s) => forged(s, { x5c: [attacker[s.purpose].cert] })],
@@ -344,7 +383,11 @@ const REFUSED: Row[] = [
   ['#4', 'a genuine token with its signature stripped (h.p.)', (s) => `${signingInput(genuine(s))}.`],
   ['#4', 'a genuine token cut to two parts (h.p)', (s) => signingInput(genuine(s))],
   ['#4', 'a genuine token with an all-zero signature ("psychic signature")', (s) => `${signingInput(genuine(s))}.${zeroSignature(s)}`],
-  ['#5', 'a genuine token with sub changed to another registration, original signature kept', (s) => tampered(genuine(s), { sub: otherAgent.id, client_id: otherAgent.id })],
+  [
+    '#5',
+    'a genuine token with sub changed to another registration, original signature kept',
+    (s) => tampered(genuine(s), { sub: otherAgent.id, client_id: otherAgent.id }),
+  ],
   ['#5', 'a genuine token with exp extended by a day, original signature kept', (s) => tampered(genuine(s), { exp: now() + 86400 })],
   ['#6', 'aud another service', (s) => real(s, { aud: 'https://api.example.com' })],
   ['#6', 'aud the API root instead of the issuer', (s) => real(s, { aud: `${ISSUER}/api/v1` })],
@@ -370,12 +413,28 @@ const REFUSED: Row[] = [
   ['#8', 'iat ten minutes in the future', (s) => real(s, { iat: now() + 600, exp: now() + 900 })],
   ['#8', 'iat missing', (s) => real(s, { iat: undefined })],
   ['#9', 'jti missing', (s) => real(s, { jti: undefined })],
-  ['#10', 'an unknown crit header parameter (our key signs)', (s) => rawReal(s, header(s, { crit: ['urn:example:must-understand'], 'urn:example:must-understand': true }))],
+  [
+    '#10',
+    'an unknown crit header parameter (our key signs)',
+    (s) => rawReal(s, header(s, { crit: ['urn:example:must-understand'], 'urn:example:must-understand': true })),
+  ],
   ['#10', 'b64:false, with a signature that is valid over the same bytes', (s) => rawReal(s, header(s, { b64: false, crit: ['b64'] }))],
   ['#10', 'a JWE encrypted to our own public key, wrapping a genuine token', (s) => encryptedToUs(s)],
-  ['#10', 'five parts where a JWS is expected', (s) => `${b64(JSON.stringify({ alg: 'dir', enc: 'A256GCM', kid: keys[s.purpose].kid }))}..${b64('iv')}.${b64('ciphertext')}.${b64('tag')}`],
-  ['#11', 'the other kind of genuine token (access token as assertion; assertion as bearer)', (s) => (s.purpose === 'assertion' ? agent.accessToken : agent.assertion)],
-  ['#11', 'our claims for this kind, signed by our key of the other kind under its kid', (s) => signWith(keys[s.other].key, header(s, { alg: keys[s.other].alg, kid: keys[s.other].kid }), claims(s))],
+  [
+    '#10',
+    'five parts where a JWS is expected',
+    (s) => `${b64(JSON.stringify({ alg: 'dir', enc: 'A256GCM', kid: keys[s.purpose].kid }))}..${b64('iv')}.${b64('ciphertext')}.${b64('tag')}`,
+  ],
+  [
+    '#11',
+    'the other kind of genuine token (access token as assertion; assertion as bearer)',
+    (s) => (s.purpose === 'assertion' ? agent.accessToken : agent.assertion),
+  ],
+  [
+    '#11',
+    'our claims for this kind, signed by our key of the other kind under its kid',
+    (s) => signWith(keys[s.other].key, header(s, { alg: keys[s.other].alg, kid: keys[s.other].kid }), claims(s)),
+  ],
   ['#11', 'our key and claims, with the typ of the other kind', (s) => real(s, {}, { typ: s.purpose === 'assertion' ? 'at+jwt' : 'oauth-id-jag+jwt' })],
   ['#11', 'our key and claims, with typ "JWT"', (s) => real(s, {}, { typ: 'JWT' })],
   ['#11', 'our key and claims, with no typ', (s) => real(s, {}, { typ: undefined })],
@@ -388,13 +447,46 @@ const REFUSED: Row[] = [
   ['#12', 'an attacker kid with an attacker key', (s) => forged(s, { kid: attacker[s.purpose].kid })],
   ['#13', 'a 9 KB token signed by our key (over the 8 KB parse bound)', (s) => padded(s, 9 * 1024), 'assertion'],
   ['#13', 'a 12 KB token signed by our key (over the 8 KB parse bound)', (s) => padded(s, 12 * 1024), 'access_token'],
-  ['#13', 'claims nested 5,000 levels deep, signed by our key (over the 8 KB bound)', (s) => rawReal(s, header(s), JSON.stringify(claims(s)).replace(/}$/, `,"deep":${nested(5000)}}`))],
-  ['#13', 'a header nested 2,500 levels deep, signed by an attacker', (s) => rawSigned(attacker[s.purpose].privateJwk, s.alg, JSON.stringify(header(s)).replace(/}$/, `,"deep":${nested(2500)}}`), JSON.stringify(claims(s)))],
-  ['#16', 'RS256 under our assertion kid, signed by our own RSA key', (s) => signWith(keys.access_token.key, header(s, { alg: 'RS256' }), claims(s)), 'assertion'],
-  ['#16', 'RS256 under our assertion kid, signed by an attacker RSA key', (s) => signWith(attacker.access_token.key, header(s, { alg: 'RS256' }), claims(s)), 'assertion'],
-  ['#16', 'ES384 under our assertion kid, signed by an attacker P-384 key', async (s) => signWith((await generateKeyPair('ES384')).privateKey, header(s, { alg: 'ES384' }), claims(s)), 'assertion'],
-  ['#16', 'PS256 under our access-token kid: a valid RSA-PSS signature by the same key', async (s) => signWith((await importJWK(keys.access_token.privateJwk, 'PS256')) as CryptoKey, header(s, { alg: 'PS256' }), claims(s)), 'access_token'],
-  ['#16', 'ES256 under our access-token kid, signed by our own EC key', (s) => signWith(keys.assertion.key, header(s, { alg: 'ES256' }), claims(s)), 'access_token'],
+  [
+    '#13',
+    'claims nested 5,000 levels deep, signed by our key (over the 8 KB bound)',
+    (s) => rawReal(s, header(s), JSON.stringify(claims(s)).replace(/}$/, `,"deep":${nested(5000)}}`)),
+  ],
+  [
+    '#13',
+    'a header nested 2,500 levels deep, signed by an attacker',
+    (s) => rawSigned(attacker[s.purpose].privateJwk, s.alg, JSON.stringify(header(s)).replace(/}$/, `,"deep":${nested(2500)}}`), JSON.stringify(claims(s))),
+  ],
+  [
+    '#16',
+    'RS256 under our assertion kid, signed by our own RSA key',
+    (s) => signWith(keys.access_token.key, header(s, { alg: 'RS256' }), claims(s)),
+    'assertion',
+  ],
+  [
+    '#16',
+    'RS256 under our assertion kid, signed by an attacker RSA key',
+    (s) => signWith(attacker.access_token.key, header(s, { alg: 'RS256' }), claims(s)),
+    'assertion',
+  ],
+  [
+    '#16',
+    'ES384 under our assertion kid, signed by an attacker P-384 key',
+    async (s) => signWith((await generateKeyPair('ES384')).privateKey, header(s, { alg: 'ES384' }), claims(s)),
+    'assertion',
+  ],
+  [
+    '#16',
+    'PS256 under our access-token kid: a valid RSA-PSS signature by the same key',
+    async (s) => signWith((await importJWK(keys.access_token.privateJwk, 'PS256')) as CryptoKey, header(s, { alg: 'PS256' }), claims(s)),
+    'access_token',
+  ],
+  [
+    '#16',
+    'ES256 under our access-token kid, signed by our own EC key',
+    (s) => signWith(keys.assertion.key, header(s, { alg: 'ES256' }), claims(s)),
+    'access_token',
+  ],
 ];
 
 async function encryptedToUs(side: Side): Promise<string> {
@@ -418,7 +510,8 @@ const ACCEPTED: [string, Build, Purpose?][] = [
   ['aud the token endpoint (RFC 7523 §3)', (s) => real(s, { aud: TOKEN_ENDPOINT }), 'assertion'],
 ];
 
-const rowsFor = <R extends unknown[]>(rows: R[], purpose: Purpose, only: (row: R) => Purpose | undefined) => rows.filter((row) => (only(row) ?? purpose) === purpose);
+const rowsFor = <R extends unknown[]>(rows: R[], purpose: Purpose, only: (row: R) => Purpose | undefined) =>
+  rows.filter((row) => (only(row) ?? purpose) === purpose);
 
 describe.each(SIDES)('the $name', (side) => {
   it.each(rowsFor(REFUSED, side.purpose, (r) => r[3]))('%s refuses %s', async (_row, _name, build) => {

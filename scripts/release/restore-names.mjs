@@ -31,8 +31,7 @@ function inferredName(parent, node) {
   }
 }
 
-const isAnonymous = (node) =>
-  (node.type === 'FunctionExpression' || node.type === 'ClassExpression' || node.type === 'ArrowFunctionExpression') && !node.id;
+const isAnonymous = (node) => (node.type === 'FunctionExpression' || node.type === 'ClassExpression' || node.type === 'ArrowFunctionExpression') && !node.id;
 
 /** Whether the node refers to an identifier `name` anywhere inside (a named expression would capture it). */
 function mentions(node, name) {
@@ -99,7 +98,12 @@ function nameEdits(code) {
       } else if (target.type === 'FunctionExpression' && !target.id && (head = headForName(code, target, name))) {
         unwrap(node, target);
         nameIt(target, name, head);
-      } else if (target.type === 'ThisExpression' && parent.type === 'ExpressionStatement' && parents.at(-2)?.type === 'StaticBlock' && parents.at(-2).body.length === 1) {
+      } else if (
+        target.type === 'ThisExpression' &&
+        parent.type === 'ExpressionStatement' &&
+        parents.at(-2)?.type === 'StaticBlock' &&
+        parents.at(-2).body.length === 1
+      ) {
         // `static{__name(this,"X")}` as the first thing in a class body
         const block = parents.at(-2);
         const cls = parents.at(-4);

@@ -23,7 +23,7 @@ describe('applyEdits', () => {
       [code.indexOf('const second'), code.indexOf('const second') + 'const'.length, 'let\n  '],
     ];
     const out = applyEdits(code, edits, JSON.parse(map));
-    expect(out.code).toContain("/* inserted */function first() {\n  return 'a\\u00f1\";\n}\nlet\n   second = () => first();");
+    expect(out.code).toContain('/* inserted */function first() {\n  return \'a\\u00f1";\n}\nlet\n   second = () => first();');
     const mapped = new SourceMap(out.map);
     for (const [token, line, column] of [
       ['first()', 0, 9],
@@ -37,11 +37,19 @@ describe('applyEdits', () => {
   });
 
   it('refuses overlapping edits', () => {
-    expect(() => applyEdits('abcdef', [[1, 3, ''], [2, 4, '']])).toThrow('overlapping edits at 2');
+    expect(() =>
+      applyEdits('abcdef', [
+        [1, 3, ''],
+        [2, 4, ''],
+      ]),
+    ).toThrow('overlapping edits at 2');
   });
 
   it('keeps one mapping per original line for the sources it is told to, and every mapping of the others', () => {
-    const library = transformSync('export function shipped(a) { return a.b.c(a, [1, 2]); }\n', { sourcemap: 'external', sourcefile: 'node_modules/lib/index.js' });
+    const library = transformSync('export function shipped(a) { return a.b.c(a, [1, 2]); }\n', {
+      sourcemap: 'external',
+      sourcefile: 'node_modules/lib/index.js',
+    });
     const own = transformSync('export function own(a) { return a.b.c(a, [1, 2]); }\n', { sourcemap: 'external', sourcefile: 'src/own.ts' });
     const decoded = (map) => new SourceMap(map);
     const coarse = lineLevelMappings(JSON.parse(library.map), (source) => source.startsWith('node_modules/'));

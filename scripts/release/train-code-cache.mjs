@@ -26,7 +26,10 @@ export async function trainCodeCache(launcher, cacheFile) {
     for (;;) {
       if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the service exited (${child.exitCode ?? child.signalCode})`);
       if (Date.now() > deadline) throw new Error('the service was not healthy after 60 s');
-      const healthy = await fetch(`${base}/api/v1/health`, { signal: timeLeft() }).then((res) => res.ok, () => false);
+      const healthy = await fetch(`${base}/api/v1/health`, { signal: timeLeft() }).then(
+        (res) => res.ok,
+        () => false,
+      );
       if (healthy) break;
       await sleep(20);
     }

@@ -34,13 +34,27 @@ describe('parseStrictJson', () => {
 
     it('accepts anything JSON.stringify writes (no duplicates, no forbidden keys, shallow) and returns the same value', () => {
       const FORBIDDEN = new Set(['__proto__', 'constructor', 'prototype']);
-      const key = fc.string({ unit: fc.oneof(fc.constantFrom('"', '\\', '/', '~', ':', ',', '{', '}', '[', ']', ' ', '\n'), fc.string({ unit: 'binary', minLength: 1, maxLength: 1 })), maxLength: 6 });
+      const key = fc.string({
+        unit: fc.oneof(
+          fc.constantFrom('"', '\\', '/', '~', ':', ',', '{', '}', '[', ']', ' ', '\n'),
+          fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }),
+        ),
+        maxLength: 6,
+      });
       const value = fc.jsonValue({ maxDepth: 6 }).filter((v) => !JSON.stringify(v).match(/"(__proto__|constructor|prototype)":/));
       fc.assert(
-        fc.property(fc.dictionary(key.filter((k) => !FORBIDDEN.has(k)), value, { maxKeys: 5 }), fc.constantFrom(undefined, 2, '\t'), (object, indent) => {
-          const text = JSON.stringify(object, null, indent);
-          expect(parseStrictJson(text)).toEqual({ ok: true, value: JSON.parse(text) });
-        }),
+        fc.property(
+          fc.dictionary(
+            key.filter((k) => !FORBIDDEN.has(k)),
+            value,
+            { maxKeys: 5 },
+          ),
+          fc.constantFrom(undefined, 2, '\t'),
+          (object, indent) => {
+            const text = JSON.stringify(object, null, indent);
+            expect(parseStrictJson(text)).toEqual({ ok: true, value: JSON.parse(text) });
+          },
+        ),
         { numRuns: 300 },
       );
     });
@@ -101,16 +115,23 @@ describe('parseStrictJson', () => {
 
     it('names the key in the detail', () => {
       const result = parseStrictJson('{"email":1,"email":2}');
-      expect(result).toEqual({ ok: false, syntax: false, errors: [{ pointer: '/email', code: 'duplicate_key', detail: 'The key "email" appears more than once.' }] });
+      expect(result).toEqual({
+        ok: false,
+        syntax: false,
+        errors: [{ pointer: '/email', code: 'duplicate_key', detail: 'The key "email" appears more than once.' }],
+      });
     });
 
     it('finds a key written once plainly and once fully escaped, whatever the key', () => {
       // Every UTF-16 unit as \uXXXX, so astral characters become surrogate-pair escapes.
       const escapeAll = (key: string) => Array.from({ length: key.length }, (_, i) => `\\u${key.charCodeAt(i).toString(16).padStart(4, '0')}`).join('');
       fc.assert(
-        fc.property(fc.string({ unit: 'binary', maxLength: 8 }).filter((k) => !['__proto__', 'constructor', 'prototype'].includes(k)), (key) => {
-          expect(findings(`{${JSON.stringify(key)}:1,"${escapeAll(key)}":2}`)).toEqual([['duplicate_key', `/${escapePointer(key)}`]]);
-        }),
+        fc.property(
+          fc.string({ unit: 'binary', maxLength: 8 }).filter((k) => !['__proto__', 'constructor', 'prototype'].includes(k)),
+          (key) => {
+            expect(findings(`{${JSON.stringify(key)}:1,"${escapeAll(key)}":2}`)).toEqual([['duplicate_key', `/${escapePointer(key)}`]]);
+          },
+        ),
         { numRuns: 200 },
       );
     });
@@ -147,7 +168,11 @@ describe('parseStrictJson', () => {
 
     it('says which key in the detail', () => {
       const result = parseStrictJson('{"__proto__":1}');
-      expect(result).toEqual({ ok: false, syntax: false, errors: [{ pointer: '/__proto__', code: 'forbidden_key', detail: 'The key "__proto__" is not allowed.' }] });
+      expect(result).toEqual({
+        ok: false,
+        syntax: false,
+        errors: [{ pointer: '/__proto__', code: 'forbidden_key', detail: 'The key "__proto__" is not allowed.' }],
+      });
     });
   });
 

@@ -60,9 +60,32 @@ describe('loadConfig', () => {
 
     it('treats empty and whitespace-only values as unset', () => {
       const blank = Object.fromEntries(
-        ['PORT', 'PUBLIC_BASE_URL', 'DATA_DIR', 'DATABASE_URL', 'REDIS_URL', 'REDIS_KEY_PREFIX', 'LOG_LEVEL', 'LOG_FORMAT', 'CORS_ORIGINS', 'TRUST_PROXY', 'KEEP_ALIVE_TIMEOUT', 'RATE_LIMIT_ANONYMOUS', 'RATE_LIMIT_AGENT', 'RATE_LIMIT_REGISTRATION', 'RATE_LIMIT_TOKEN', 'API_DEPRECATIONS', 'MAX_CONNECTIONS', 'MAX_CONNECTIONS_PER_ADDRESS', 'MAX_HEADERS', 'WRITE_TIMEOUT', 'IPV6_PREFIX_LENGTH', 'RATE_LIMIT_MCP_HOUSEKEEPING', 'MAX_ANSWER_BYTES', 'RATE_LIMIT_AGENT_PER_ADDRESS'].map(
-          (name, i) => [name, i % 2 ? '' : '  \t'],
-        ),
+        [
+          'PORT',
+          'PUBLIC_BASE_URL',
+          'DATA_DIR',
+          'DATABASE_URL',
+          'REDIS_URL',
+          'REDIS_KEY_PREFIX',
+          'LOG_LEVEL',
+          'LOG_FORMAT',
+          'CORS_ORIGINS',
+          'TRUST_PROXY',
+          'KEEP_ALIVE_TIMEOUT',
+          'RATE_LIMIT_ANONYMOUS',
+          'RATE_LIMIT_AGENT',
+          'RATE_LIMIT_REGISTRATION',
+          'RATE_LIMIT_TOKEN',
+          'API_DEPRECATIONS',
+          'MAX_CONNECTIONS',
+          'MAX_CONNECTIONS_PER_ADDRESS',
+          'MAX_HEADERS',
+          'WRITE_TIMEOUT',
+          'IPV6_PREFIX_LENGTH',
+          'RATE_LIMIT_MCP_HOUSEKEEPING',
+          'MAX_ANSWER_BYTES',
+          'RATE_LIMIT_AGENT_PER_ADDRESS',
+        ].map((name, i) => [name, i % 2 ? '' : '  \t']),
       );
       expect(loadConfig(blank)).toEqual(loadConfig({}));
     });
@@ -108,8 +131,14 @@ describe('loadConfig', () => {
       [{ TRUST_PROXY: '2' }, { trustProxy: 2 }],
       [{ TRUST_PROXY: 'loopback, 10.0.0.0/8, fd00::/8' }, { trustProxy: ['loopback', '10.0.0.0/8', 'fd00::/8'] }],
       [{ KEEP_ALIVE_TIMEOUT: '65' }, { keepAliveTimeoutSeconds: 65 }],
-      [{ MAX_CONNECTIONS: '0', MAX_CONNECTIONS_PER_ADDRESS: '0' }, { maxConnections: 0, maxConnectionsPerAddress: 0 }],
-      [{ MAX_CONNECTIONS: '20000', MAX_CONNECTIONS_PER_ADDRESS: '64' }, { maxConnections: 20000, maxConnectionsPerAddress: 64 }],
+      [
+        { MAX_CONNECTIONS: '0', MAX_CONNECTIONS_PER_ADDRESS: '0' },
+        { maxConnections: 0, maxConnectionsPerAddress: 0 },
+      ],
+      [
+        { MAX_CONNECTIONS: '20000', MAX_CONNECTIONS_PER_ADDRESS: '64' },
+        { maxConnections: 20000, maxConnectionsPerAddress: 64 },
+      ],
       [{ MAX_HEADERS: '10' }, { maxHeaders: 10 }],
       [{ WRITE_TIMEOUT: '1' }, { writeTimeoutSeconds: 1 }],
       [{ IPV6_PREFIX_LENGTH: '128' }, { ipv6PrefixLength: 128 }],
@@ -176,9 +205,12 @@ describe('loadConfig', () => {
       expect(expectRefused('PUBLIC_BASE_URL', 'ftp://files.example.com').message).toMatch(/http/);
     });
 
-    it.each(['not a url', 'mysql://u:p@db/leads', 'sqlite:///tmp/x.db', 'http://db:5432/leads', 'postgres://u:p@db:99999/leads', '//db/leads'])('DATABASE_URL=%j', (value) => {
-      expectRefused('DATABASE_URL', value);
-    });
+    it.each(['not a url', 'mysql://u:p@db/leads', 'sqlite:///tmp/x.db', 'http://db:5432/leads', 'postgres://u:p@db:99999/leads', '//db/leads'])(
+      'DATABASE_URL=%j',
+      (value) => {
+        expectRefused('DATABASE_URL', value);
+      },
+    );
 
     it.each(['not a url', 'http://cache:6379', 'memcached://cache', 'redis//cache'])('REDIS_URL=%j', (value) => {
       expectRefused('REDIS_URL', value);
@@ -224,16 +256,20 @@ describe('loadConfig', () => {
       for (const value of values) expectRefused(variable, value);
     });
 
-    it.each(['RATE_LIMIT_ANONYMOUS', 'RATE_LIMIT_AGENT', 'RATE_LIMIT_REGISTRATION', 'RATE_LIMIT_TOKEN', 'RATE_LIMIT_MCP_HOUSEKEEPING', 'RATE_LIMIT_AGENT_PER_ADDRESS'])(
-      '%s refuses anything but <count>/<seconds>s with both at least 1',
-      (variable) => {
-        for (const value of ['60', '60/60', '60/s', '/60s', '0/60s', '60/0s', '-1/60s', '60 / 60s', '60/60m', '1.5/60s', 'abc']) {
-          const error = expectRefused(variable, value);
-          expect(error.message).toContain('60/60s');
-          expect(error.message.match(/RATE_LIMIT_\w+/g)).toEqual([variable]);
-        }
-      },
-    );
+    it.each([
+      'RATE_LIMIT_ANONYMOUS',
+      'RATE_LIMIT_AGENT',
+      'RATE_LIMIT_REGISTRATION',
+      'RATE_LIMIT_TOKEN',
+      'RATE_LIMIT_MCP_HOUSEKEEPING',
+      'RATE_LIMIT_AGENT_PER_ADDRESS',
+    ])('%s refuses anything but <count>/<seconds>s with both at least 1', (variable) => {
+      for (const value of ['60', '60/60', '60/s', '/60s', '0/60s', '60/0s', '-1/60s', '60 / 60s', '60/60m', '1.5/60s', 'abc']) {
+        const error = expectRefused(variable, value);
+        expect(error.message).toContain('60/60s');
+        expect(error.message.match(/RATE_LIMIT_\w+/g)).toEqual([variable]);
+      }
+    });
 
     it('refuses an agent quota below ten times the anonymous one, naming RATE_LIMIT_AGENT', () => {
       const error = expectRefused('RATE_LIMIT_AGENT', '100/60s', { RATE_LIMIT_ANONYMOUS: '60/60s' });
@@ -291,7 +327,9 @@ describe('loadConfig', () => {
         refuse([{ ...entry, sunset: '2026-01-01T00:30:00+01:00' }], /entry 0\.sunset must not be earlier/);
       });
 
-      it.each(['ftp://example.com', '/docs/migrate', 'example.com', 3])('refuses a link that is not http(s): %j', (link) => refuse([{ ...entry, link }], /entry 0\.link/));
+      it.each(['ftp://example.com', '/docs/migrate', 'example.com', 3])('refuses a link that is not http(s): %j', (link) =>
+        refuse([{ ...entry, link }], /entry 0\.link/),
+      );
 
       it('refuses unknown keys and lists them', () => refuse([{ ...entry, sunsett: '2026-07-01T00:00:00Z', note: 'x' }], /unknown keys: sunsett, note/));
     });
@@ -321,12 +359,17 @@ describe('loadConfig', () => {
     it('whatever the password and the scheme', () => {
       const password = fc.string({ unit: fc.constantFrom(...'abcXYZ0189-_.~!$&*+,;='), minLength: 8, maxLength: 24 });
       fc.assert(
-        fc.property(fc.constantFrom('mysql', 'http', 'mongodb', 'redis', 'postgress', 'pg'), password, fc.constantFrom('', ':5432', ':0', ':70000', ':x'), (scheme, pw, port) => {
-          const value = `${scheme}://user:${pw}@host.example${port}/db`;
-          const { message } = expectRefused('DATABASE_URL', value);
-          expect(message).not.toContain(pw);
-          expect(message).not.toContain('host.example');
-        }),
+        fc.property(
+          fc.constantFrom('mysql', 'http', 'mongodb', 'redis', 'postgress', 'pg'),
+          password,
+          fc.constantFrom('', ':5432', ':0', ':70000', ':x'),
+          (scheme, pw, port) => {
+            const value = `${scheme}://user:${pw}@host.example${port}/db`;
+            const { message } = expectRefused('DATABASE_URL', value);
+            expect(message).not.toContain(pw);
+            expect(message).not.toContain('host.example');
+          },
+        ),
         { numRuns: 100 },
       );
     });

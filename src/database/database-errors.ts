@@ -15,7 +15,8 @@ const UNAVAILABLE_CODES = new Set([
 ]);
 /** PostgreSQL SQLSTATE classes: 08 connection, 53 insufficient resources, 57 operator intervention. */
 const UNAVAILABLE_SQLSTATE = /^(08|53|57)/;
-const UNAVAILABLE_MESSAGES = /(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is not established|pool is probably full|The database connection is not open|Cannot use a pool after calling end|Driver not Connected|Query read timeout)/i;
+const UNAVAILABLE_MESSAGES =
+  /(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is not established|pool is probably full|The database connection is not open|Cannot use a pool after calling end|Driver not Connected|Query read timeout)/i;
 
 export function isDatabaseUnavailable(error: unknown): boolean {
   for (let e = error as { code?: unknown; message?: unknown; driverError?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 4; depth++) {

@@ -91,7 +91,9 @@ function refuseWhatCannotBeHonoured(dataSource: DataSource, metadata: EntityMeta
   const subscribers = dataSource.subscribers.filter((subscriber) => {
     if (!subscriber.beforeInsert && !subscriber.afterInsert) return false;
     const listensTo = subscriber.listenTo?.() as unknown;
-    return !listensTo || listensTo === Object || listensTo === target || (typeof listensTo === 'function' && Object.prototype.isPrototypeOf.call(listensTo, target));
+    return (
+      !listensTo || listensTo === Object || listensTo === target || (typeof listensTo === 'function' && Object.prototype.isPrototypeOf.call(listensTo, target))
+    );
   });
   const reasons = [
     ...(metadata.beforeInsertListeners.length + metadata.afterInsertListeners.length > 0 ? ['insert listeners'] : []),

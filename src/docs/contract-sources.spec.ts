@@ -37,7 +37,9 @@ describe('the contract sources under openapi/', () => {
   });
 
   it('define each path and component once', () => {
-    const seen = sources.flatMap(({ file, keys }) => keys.map((key) => `${basename(file) === 'paths.yaml' ? 'paths' : COMPONENT_FILES[basename(file)]}/${key}`));
+    const seen = sources.flatMap(({ file, keys }) =>
+      keys.map((key) => `${basename(file) === 'paths.yaml' ? 'paths' : COMPONENT_FILES[basename(file)]}/${key}`),
+    );
     expect(seen.filter((key, i) => seen.indexOf(key) !== i)).toEqual([]);
   });
 });

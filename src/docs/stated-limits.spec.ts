@@ -62,7 +62,12 @@ const STATEMENTS: Statement[] = [
     pattern: /headers\s+must\s+arrive\s+within\s+(\d+) s,\s+a\s+whole\s+request\s+within\s+(\d+) s/g,
     values: [seconds(HEADERS_TIMEOUT_MS), seconds(REQUEST_TIMEOUT_MS)],
   },
-  { fact: 'headers and request timeouts', in: 'README', pattern: /\| headers, whole request \| (\d+) s, (\d+) s \|/g, values: [seconds(HEADERS_TIMEOUT_MS), seconds(REQUEST_TIMEOUT_MS)] },
+  {
+    fact: 'headers and request timeouts',
+    in: 'README',
+    pattern: /\| headers, whole request \| (\d+) s, (\d+) s \|/g,
+    values: [seconds(HEADERS_TIMEOUT_MS), seconds(REQUEST_TIMEOUT_MS)],
+  },
   { fact: 'pipelined requests', in: 'README', pattern: /\| pipelined requests \| (\d+) waiting per connection/g, values: [String(MAX_PIPELINED_REQUESTS)] },
   { fact: 'field errors', in: 'README', pattern: /`errors\[\]`[^()]*\(at\s+most\s+(\d+)\)/g, values: [String(MAX_FIELD_ERRORS)] },
   { fact: 'idempotency window', in: 'README', pattern: /within\s+(\d+)\s+hours\s+replays/g, values: [hours(IDEMPOTENCY_KEY_LIFETIME_MS)] },
@@ -91,7 +96,12 @@ const STATEMENTS: Statement[] = [
     values: [seconds(HEADERS_TIMEOUT_MS), seconds(REQUEST_TIMEOUT_MS)],
   },
   { fact: 'field errors', in: 'contract', pattern: /`?errors(?:\[\]`)?[^()\n]*\(?at\s+most\s+(\d+)/g, values: [String(MAX_FIELD_ERRORS)] },
-  { fact: 'idempotency window', in: 'contract', pattern: /(?:kept\s+for|safe\s+for|within)\s+(\d+)\s+h(?:ours)?\b/g, values: [hours(IDEMPOTENCY_KEY_LIFETIME_MS)] },
+  {
+    fact: 'idempotency window',
+    in: 'contract',
+    pattern: /(?:kept\s+for|safe\s+for|within)\s+(\d+)\s+h(?:ours)?\b/g,
+    values: [hours(IDEMPOTENCY_KEY_LIFETIME_MS)],
+  },
   { fact: 'access token lifetime', in: 'contract', pattern: /RFC\s+9068\s+JWT,\s+valid\s+(\d+)\s+minutes/g, values: [minutes(TOKEN_LIFETIMES.access_token)] },
   { fact: 'assertion lifetime', in: 'contract', pattern: /a\s+JWT,\s+valid\s+(\d+)\s+hour/g, values: [hours(TOKEN_LIFETIMES.assertion * 1000)] },
 
@@ -102,7 +112,8 @@ const STATEMENTS: Statement[] = [
  * A setting beside its default: "`MAX_CONNECTIONS` (4096)", "`WRITE_TIMEOUT` (30 s)", "`MAX_ANSWER_BYTES` (default 1 MiB",
  * "`MAX_HEADERS` allows (100 by default)", "5 s (`KEEP_ALIVE_TIMEOUT`)".
  */
-const SETTING_DEFAULT = /`([A-Z][A-Z0-9_]+)`\s+(?:allows\s+)?\((?:default\s+)?(\d+)( s| KiB| MiB)?(?:\s+by\s+default)?|()(?<!\d)(\d+)( s)? \(`([A-Z][A-Z0-9_]+)`\)/g;
+const SETTING_DEFAULT =
+  /`([A-Z][A-Z0-9_]+)`\s+(?:allows\s+)?\((?:default\s+)?(\d+)( s| KiB| MiB)?(?:\s+by\s+default)?|()(?<!\d)(\d+)( s)? \(`([A-Z][A-Z0-9_]+)`\)/g;
 const UNIT_FACTORS: Record<string, number> = { ' KiB': 1024, ' MiB': 1024 * 1024, ' s': 1, '': 1 };
 
 /** Units whose every mention in a text must be one of the statements above, so that a new one gets its check. */
@@ -120,7 +131,9 @@ describe('limits stated as text', () => {
     const covered = [...STATEMENTS.filter((statement) => statement.in === source).map((statement) => statement.pattern), SETTING_DEFAULT]
       .flatMap((pattern) => [...text.matchAll(pattern)])
       .map((match) => [match.index!, match.index! + match[0].length]);
-    const unchecked = [...text.matchAll(UNITS)].filter((match) => !covered.some(([start, end]) => match.index! >= start && match.index! < end)).map((match) => match[0]);
+    const unchecked = [...text.matchAll(UNITS)]
+      .filter((match) => !covered.some(([start, end]) => match.index! >= start && match.index! < end))
+      .map((match) => match[0]);
     expect(unchecked).toEqual([]);
   });
 });

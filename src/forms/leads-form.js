@@ -11,7 +11,11 @@
   var MAX_AUTO_RETRY_SECONDS = 120;
   var script = /** @type {HTMLScriptElement | null} */ (document.currentScript);
   var scriptOrigin = location.origin;
-  try { if (script && script.src) scriptOrigin = new URL(script.src, location.href).origin; } catch (e) { /* keep the page origin */ }
+  try {
+    if (script && script.src) scriptOrigin = new URL(script.src, location.href).origin;
+  } catch (e) {
+    /* keep the page origin */
+  }
   var counter = 0;
 
   function newKey() {
@@ -25,7 +29,10 @@
   }
 
   /** @param {string} prefix */
-  function uid(prefix) { counter += 1; return 'leads-' + prefix + '-' + counter + '-' + Math.random().toString(36).slice(2, 7); }
+  function uid(prefix) {
+    counter += 1;
+    return 'leads-' + prefix + '-' + counter + '-' + Math.random().toString(36).slice(2, 7);
+  }
 
   /**
    * The form's control of that name (the first, for a group of radio buttons or checkboxes).
@@ -84,13 +91,16 @@
     form.appendChild(trap);
 
     /** @returns {NodeListOf<HTMLButtonElement | HTMLInputElement>} */
-    function buttons() { return form.querySelectorAll('button:not([type=button]):not([type=reset]), input[type=submit]'); }
+    function buttons() {
+      return form.querySelectorAll('button:not([type=button]):not([type=reset]), input[type=submit]');
+    }
     /** @param {boolean} on */
     function busy(on) {
       sending = on;
       var list = buttons();
       for (var i = 0; i < list.length; i++) list[i].disabled = on;
-      if (on) form.setAttribute('aria-busy', 'true'); else form.removeAttribute('aria-busy');
+      if (on) form.setAttribute('aria-busy', 'true');
+      else form.removeAttribute('aria-busy');
     }
     /**
      * @param {string} text
@@ -109,10 +119,15 @@
       err.textContent = '';
       err.hidden = true;
       el.removeAttribute('aria-invalid');
-      var ids = (el.getAttribute('aria-describedby') || '').split(/\s+/).filter(function (id) { return id && id !== err.id; });
-      if (ids.length) el.setAttribute('aria-describedby', ids.join(' ')); else el.removeAttribute('aria-describedby');
+      var ids = (el.getAttribute('aria-describedby') || '').split(/\s+/).filter(function (id) {
+        return id && id !== err.id;
+      });
+      if (ids.length) el.setAttribute('aria-describedby', ids.join(' '));
+      else el.removeAttribute('aria-describedby');
     }
-    function clearErrors() { for (var name in errorEls) if (Object.prototype.hasOwnProperty.call(errorEls, name)) clearError(name); }
+    function clearErrors() {
+      for (var name in errorEls) if (Object.prototype.hasOwnProperty.call(errorEls, name)) clearError(name);
+    }
     /**
      * @param {string} name
      * @param {string} text
@@ -168,10 +183,14 @@
       if (!retried && seconds <= MAX_AUTO_RETRY_SECONDS) {
         retried = true;
         say('Too many submissions right now. Please wait ' + seconds + ' seconds; we will send it again automatically.', 'wait');
-        setTimeout(function () { send(data); }, seconds * 1000);
+        setTimeout(function () {
+          send(data);
+        }, seconds * 1000);
       } else {
         say('Too many submissions right now. Please wait ' + seconds + ' seconds and send again.', 'wait');
-        setTimeout(function () { busy(false); }, seconds * 1000);
+        setTimeout(function () {
+          busy(false);
+        }, seconds * 1000);
       }
     }
 
@@ -196,7 +215,9 @@
         var item = list[i] || {};
         var name = typeof item.pointer === 'string' ? item.pointer.replace(/^\//, '').split('/')[0] : '';
         var text = item.detail || item.code || 'Invalid value.';
-        if (name && showError(name, text)) { if (!first) first = field(form, name); } else other.push(text);
+        if (name && showError(name, text)) {
+          if (!first) first = field(form, name);
+        } else other.push(text);
       }
       if (first) {
         say('Please correct the highlighted fields.' + (other.length ? ' ' + other.join(' ') : ''), 'error');
@@ -221,12 +242,27 @@
         credentials: 'omit',
         headers: { 'Content-Type': 'application/json', Accept: 'application/json, application/problem+json', 'Idempotency-Key': key },
         body: JSON.stringify(data),
-      }).then(function (res) {
-        return res.json().then(function (json) { return json; }, function () { return null; }).then(function (json) { handle(res, json, data); });
-      }, function () {
-        busy(false);
-        say('The form could not be sent: check your connection and try again.', 'error');
-      });
+      }).then(
+        function (res) {
+          return res
+            .json()
+            .then(
+              function (json) {
+                return json;
+              },
+              function () {
+                return null;
+              },
+            )
+            .then(function (json) {
+              handle(res, json, data);
+            });
+        },
+        function () {
+          busy(false);
+          say('The form could not be sent: check your connection and try again.', 'error');
+        },
+      );
     }
 
     form.addEventListener('input', function (event) {

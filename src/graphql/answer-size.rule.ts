@@ -41,9 +41,12 @@ export function answerSizeRule(sizes: AnswerSizes, maxBytes: number) {
       const bytes = objectBytes(context, sizes, root, [node.selectionSet], new Set());
       if (bytes > maxBytes) {
         context.reportError(
-          new GraphQLError(`Answer size limit of ${maxBytes} bytes exceeded: this query could return about ${bytes}; ask for fewer copies of large fields (Doc.markdown).`, {
-            nodes: [node],
-          }),
+          new GraphQLError(
+            `Answer size limit of ${maxBytes} bytes exceeded: this query could return about ${bytes}; ask for fewer copies of large fields (Doc.markdown).`,
+            {
+              nodes: [node],
+            },
+          ),
         );
       }
     },
@@ -64,7 +67,14 @@ function objectBytes(context: ValidationContext, sizes: AnswerSizes, type: Graph
   return bytes;
 }
 
-function valueBytes(context: ValidationContext, sizes: AnswerSizes, coordinate: string, type: GraphQLOutputType, sets: SelectionSetNode[], path: ReadonlySet<string>): number {
+function valueBytes(
+  context: ValidationContext,
+  sizes: AnswerSizes,
+  coordinate: string,
+  type: GraphQLOutputType,
+  sets: SelectionSetNode[],
+  path: ReadonlySet<string>,
+): number {
   if (isNonNullType(type)) return valueBytes(context, sizes, coordinate, type.ofType, sets, path);
   if (isListType(type)) return (sizes.lists[coordinate] ?? UNKNOWN_LIST) * (1 + valueBytes(context, sizes, coordinate, type.ofType, sets, path));
   if (isCompositeType(type)) return objectBytes(context, sizes, type, sets, path);
@@ -76,7 +86,12 @@ function valueBytes(context: ValidationContext, sizes: AnswerSizes, coordinate: 
  * and never one in `expanded` (so a cycle, which another rule reports, cannot loop). Type conditions are ignored, which
  * can only count more.
  */
-function collect(context: ValidationContext, sets: SelectionSetNode[], expanded: Set<string>, fields = new Map<string, FieldNode[]>()): Map<string, FieldNode[]> {
+function collect(
+  context: ValidationContext,
+  sets: SelectionSetNode[],
+  expanded: Set<string>,
+  fields = new Map<string, FieldNode[]>(),
+): Map<string, FieldNode[]> {
   for (const set of sets) {
     for (const selection of set.selections) {
       if (selection.kind === Kind.FIELD) {

@@ -47,7 +47,8 @@ const { plugins, validationRules } = armor.protect() as Pick<ApolloDriverConfig,
 /** What the answer-size estimate knows of the data: the docs are static, so their largest values are known at start. */
 function answerSizes(docs: DocsService): AnswerSizes {
   const pages = docs.search();
-  const largest = (field: 'slug' | 'title' | 'summary' | 'url' | 'markdown') => Math.max(0, ...pages.map((page) => Buffer.byteLength(JSON.stringify(page[field]))));
+  const largest = (field: 'slug' | 'title' | 'summary' | 'url' | 'markdown') =>
+    Math.max(0, ...pages.map((page) => Buffer.byteLength(JSON.stringify(page[field]))));
   return {
     leaves: Object.fromEntries((['slug', 'title', 'summary', 'url', 'markdown'] as const).map((field) => [`Doc.${field}`, largest(field)])),
     lists: { 'Query.docs': pages.length },

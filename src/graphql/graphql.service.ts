@@ -63,7 +63,12 @@ export class GraphqlService {
     // The backstop of the estimate made before execution (which leaves introspection out): nothing over the cap is sent.
     if (this.overCap(text)) {
       const bytes = Buffer.byteLength(text);
-      return this.refuse(req, res, 'ANSWER_TOO_LARGE', `The answer is ${bytes} bytes, over the limit of ${this.config.maxAnswerBytes} (MAX_ANSWER_BYTES); ask for less.`);
+      return this.refuse(
+        req,
+        res,
+        'ANSWER_TOO_LARGE',
+        `The answer is ${bytes} bytes, over the limit of ${this.config.maxAnswerBytes} (MAX_ANSWER_BYTES); ask for less.`,
+      );
     }
     return text;
   }

@@ -38,16 +38,19 @@ export function parseIdentityRequest(body: Record<string, unknown>): IdentityReq
   if (body.client_name !== undefined) {
     const name = body.client_name;
     if (typeof name !== 'string') errors.push({ pointer: '/client_name', code: 'invalid_type', detail: 'client_name must be a string.' });
-    else if (FORBIDDEN_CHARACTER.test(name.trim())) errors.push({ pointer: '/client_name', code: 'invalid_characters', detail: 'client_name contains control or bidirectional characters.' });
+    else if (FORBIDDEN_CHARACTER.test(name.trim()))
+      errors.push({ pointer: '/client_name', code: 'invalid_characters', detail: 'client_name contains control or bidirectional characters.' });
     else if (!name.trim()) errors.push({ pointer: '/client_name', code: 'too_short', detail: 'client_name must not be empty.' });
-    else if (codePointLength(name.trim()) > MAX_CLIENT_NAME) errors.push({ pointer: '/client_name', code: 'too_long', detail: `client_name must have at most ${MAX_CLIENT_NAME} characters.` });
+    else if (codePointLength(name.trim()) > MAX_CLIENT_NAME)
+      errors.push({ pointer: '/client_name', code: 'too_long', detail: `client_name must have at most ${MAX_CLIENT_NAME} characters.` });
     else request.clientName = name.trim().normalize('NFC');
   }
 
   if (body.contacts !== undefined) {
     const contacts = body.contacts;
     if (!Array.isArray(contacts)) errors.push({ pointer: '/contacts', code: 'invalid_type', detail: 'contacts must be an array of e-mail addresses.' });
-    else if (contacts.length > MAX_CONTACTS) errors.push({ pointer: '/contacts', code: 'too_many_items', detail: `contacts may list at most ${MAX_CONTACTS} addresses.` });
+    else if (contacts.length > MAX_CONTACTS)
+      errors.push({ pointer: '/contacts', code: 'too_many_items', detail: `contacts may list at most ${MAX_CONTACTS} addresses.` });
     else {
       const parsed = contacts.map((contact, index) => email(contact, `/contacts/${index}`, errors));
       if (parsed.every((c): c is string => c !== undefined)) request.contacts = parsed;
@@ -55,8 +58,10 @@ export function parseIdentityRequest(body: Record<string, unknown>): IdentityReq
   }
 
   if (type === 'identity_assertion') {
-    if (body.assertion_type === undefined) errors.push({ pointer: '/assertion_type', code: 'required', detail: 'assertion_type is required: "verified_email".' });
-    else if (body.assertion_type !== 'verified_email') errors.push({ pointer: '/assertion_type', code: 'invalid_format', detail: 'The only supported assertion_type is "verified_email".' });
+    if (body.assertion_type === undefined)
+      errors.push({ pointer: '/assertion_type', code: 'required', detail: 'assertion_type is required: "verified_email".' });
+    else if (body.assertion_type !== 'verified_email')
+      errors.push({ pointer: '/assertion_type', code: 'invalid_format', detail: 'The only supported assertion_type is "verified_email".' });
     if (body.assertion === undefined) errors.push({ pointer: '/assertion', code: 'required', detail: 'assertion is required: the e-mail address.' });
     else request.email = email(body.assertion, '/assertion', errors);
   }

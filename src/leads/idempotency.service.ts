@@ -69,10 +69,7 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
     if (recovered) return this.finish(existing, recovered);
     if (now.getTime() - existing.createdAt.getTime() > PENDING_LEASE_MS) {
       const takeover = { ...existing, leadId: uuidv7(), createdAt: now };
-      const { affected } = await this.keys.update(
-        { scope, key, leadId: existing.leadId, state: 'pending' },
-        { leadId: takeover.leadId, createdAt: now },
-      );
+      const { affected } = await this.keys.update({ scope, key, leadId: existing.leadId, state: 'pending' }, { leadId: takeover.leadId, createdAt: now });
       if (affected === 1) return this.complete(takeover, work);
     }
     throw new AppError('idempotency_request_in_progress', 'A request with this Idempotency-Key is still being processed; retry shortly.', {

@@ -59,12 +59,10 @@ function byService(body: unknown): Verdict & { lead?: unknown } {
 
 /** JSON with every character outside printable ASCII escaped, so invisible and lone-surrogate input is readable. */
 function show(value: unknown): string {
-  const escape = (text: string) =>
-    text.replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`);
+  const escape = (text: string) => text.replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`);
   const summarise = (v: unknown): unknown => (typeof v === 'string' && v.length > 80 ? `${v.slice(0, 40)}…(${[...v].length} code points)…${v.slice(-20)}` : v);
-  const compact = value && typeof value === 'object' && !Array.isArray(value)
-    ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k, summarise(v)]))
-    : value;
+  const compact =
+    value && typeof value === 'object' && !Array.isArray(value) ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k, summarise(v)])) : value;
   return escape(JSON.stringify(compact));
 }
 
@@ -165,13 +163,46 @@ describe('LeadInput: the contract and LeadValidationService agree', () => {
     const BIDI = ['\u061C', '\u200E', '\u200F', '\u202A', '\u202B', '\u202C', '\u202D', '\u202E', '\u2066', '\u2067', '\u2068', '\u2069'];
     const NONCHARACTERS = ['\uFFFE', '\uFFFF', '\uFDD0', '\uFDEF', '\u{1FFFE}', '\u{10FFFF}'];
     /** Invisible, but neither control, bidi control nor whitespace: refused only when nothing visible is left. */
-    const INVISIBLE = ['\u200B', '\u200C', '\u200D', '\u2060', '\u00AD', '\u180E', '\u034F', '\u115F', '\u1160', '\u3164', '\uFFA0', '\u2800', '\uFFFC', '\uFE0F', '\u{E0100}', '\u0301'];
+    const INVISIBLE = [
+      '\u200B',
+      '\u200C',
+      '\u200D',
+      '\u2060',
+      '\u00AD',
+      '\u180E',
+      '\u034F',
+      '\u115F',
+      '\u1160',
+      '\u3164',
+      '\uFFA0',
+      '\u2800',
+      '\uFFFC',
+      '\uFE0F',
+      '\u{E0100}',
+      '\u0301',
+    ];
     /** Unicode tag characters (and the unassigned U+E0000 and U+E0080 around them). */
     const TAGS = ['\u{E0000}', '\u{E0001}', '\u{E0020}', '\u{E0041}', '\u{E007F}', '\u{E0080}'];
     const EMOJI = ['😀', '👩‍💻', '🇧🇷', '👍🏽', '❤️', '\u{1F600}'];
     /** Combining marks, and characters whose NFC form is longer (composition exclusions) or shorter. */
     const COMBINING = ['e\u0301', '\u0301', '\u0958', '\u{1D160}', '\uFB1D', 'A\u030A', '\u212B'];
-    const SPECIAL = [...WHITESPACE, ...CONTROLS, ...LONE_SURROGATES, ...BIDI, ...NONCHARACTERS, ...INVISIBLE, ...TAGS, ...EMOJI, ...COMBINING, '@', '.', '+', '-', '(', ')'];
+    const SPECIAL = [
+      ...WHITESPACE,
+      ...CONTROLS,
+      ...LONE_SURROGATES,
+      ...BIDI,
+      ...NONCHARACTERS,
+      ...INVISIBLE,
+      ...TAGS,
+      ...EMOJI,
+      ...COMBINING,
+      '@',
+      '.',
+      '+',
+      '-',
+      '(',
+      ')',
+    ];
 
     const codePoints = (text: string) => Array.from(text);
     const one = <T>(items: readonly T[]) => fc.constantFrom(...items);
@@ -232,7 +263,7 @@ describe('LeadInput: the contract and LeadValidationService agree', () => {
       { weight: 1, arbitrary: shortText },
     );
     const localPart = fc.oneof(
-      { weight: 6, arbitrary: one(['maria', 'maria.souza', 'Jose.X', 'a', 'o\'neil', 'a+tag', 'user_name', '!#$%&\'*+/=?^_`{|}~-', 'joão', '用户']) },
+      { weight: 6, arbitrary: one(['maria', 'maria.souza', 'Jose.X', 'a', "o'neil", 'a+tag', 'user_name', "!#$%&'*+/=?^_`{|}~-", 'joão', '用户']) },
       { weight: 2, arbitrary: one(['.a', 'a.', 'a..b', '', '"a b"', 'a b', 'a\tb', 'a@b']) },
       { weight: 1, arbitrary: shortText },
     );
@@ -260,8 +291,11 @@ describe('LeadInput: the contract and LeadValidationService agree', () => {
     /** Addresses that should pass: valid local parts and two to four valid labels, sometimes stretched to 253 or 254. */
     const wellFormedEmail = fc
       .record({
-        local: one(['maria', 'maria.souza', 'Jose.X', 'a', 'o\'neil', 'a+tag', 'user_name', 'joão', '用户', 'MARIA']),
-        labels: fc.array(one(['exemplo', 'com', 'br', 'gmail', 'xn--nandu-rta', 'empresa-x', 'EMPRESA', 'ñandú', '日本', 'a', '1', 'müller']), { minLength: 2, maxLength: 4 }),
+        local: one(['maria', 'maria.souza', 'Jose.X', 'a', "o'neil", 'a+tag', 'user_name', 'joão', '用户', 'MARIA']),
+        labels: fc.array(one(['exemplo', 'com', 'br', 'gmail', 'xn--nandu-rta', 'empresa-x', 'EMPRESA', 'ñandú', '日本', 'a', '1', 'müller']), {
+          minLength: 2,
+          maxLength: 4,
+        }),
         stretchTo: fc.option(one([253, 254]), { freq: 4 }),
         before: padding,
         after: padding,
@@ -271,7 +305,7 @@ describe('LeadInput: the contract and LeadValidationService agree', () => {
         let missing = stretchTo === null ? 0 : stretchTo - codePoints(`${local}@${domain}`).length;
         // Stretched with domain labels (each at most 63, plus its dot): the local part stays within its 64 octets.
         if (missing === 1) local = `a${local}`;
-        for (; missing > 1; ) {
+        for (; missing > 1;) {
           const length = missing === 65 ? 62 : Math.min(63, missing - 1);
           domain = `${'d'.repeat(length)}.${domain}`;
           missing -= length + 1;
@@ -297,7 +331,17 @@ describe('LeadInput: the contract and LeadValidationService agree', () => {
       });
     const realisticTelephone = one(['+55 (11) 98765-4321', '(11) 98765-4321', '11987654321', '+1 415.555.0100', '0800 123 4567', '+44 20 7946 0958']);
 
-    const nameLike = one(['Maria Fernanda Souza', 'José', 'Jose\u0301', '  Ana   Lima ', 'O\'Brien', 'Zoë Ñúñez', '李小龙', 'a', 'Souza & Filhos Comércio Ltda.']);
+    const nameLike = one([
+      'Maria Fernanda Souza',
+      'José',
+      'Jose\u0301',
+      '  Ana   Lima ',
+      "O'Brien",
+      'Zoë Ñúñez',
+      '李小龙',
+      'a',
+      'Souza & Filhos Comércio Ltda.',
+    ]);
     const messageLike = one(['Olá!\nPodem me ligar?', 'linha 1\r\nlinha 2', 'coluna\tcoluna', '\n\nno meio\n\n', 'x']);
 
     /** Strings of invisible characters and whitespace, sometimes with one visible character or a tag among them. */
@@ -335,10 +379,30 @@ describe('LeadInput: the contract and LeadValidationService agree', () => {
       );
     }
 
-    const UNKNOWN_KEYS = ['toString', '__proto__', 'constructor', 'prototype', 'hasOwnProperty', 'valueOf', 'isPrototypeOf', 'Nome', 'EMAIL', 'nome ', 'telefone_e164', 'id', ''];
+    const UNKNOWN_KEYS = [
+      'toString',
+      '__proto__',
+      'constructor',
+      'prototype',
+      'hasOwnProperty',
+      'valueOf',
+      'isPrototypeOf',
+      'Nome',
+      'EMAIL',
+      'nome ',
+      'telefone_e164',
+      'id',
+      '',
+    ];
     const unknownEntries = fc.oneof(
       { weight: 6, arbitrary: fc.constant([] as [string, unknown][]) },
-      { weight: 2, arbitrary: fc.array(fc.tuple(fc.oneof(one(UNKNOWN_KEYS), fc.string({ maxLength: 6 })), fc.oneof(fc.string({ maxLength: 4 }), nonString)), { minLength: 1, maxLength: 2 }) },
+      {
+        weight: 2,
+        arbitrary: fc.array(fc.tuple(fc.oneof(one(UNKNOWN_KEYS), fc.string({ maxLength: 6 })), fc.oneof(fc.string({ maxLength: 4 }), nonString)), {
+          minLength: 1,
+          maxLength: 2,
+        }),
+      },
     );
 
     /** A whole body: each field present or missing (required ones mostly present), plus the odd unknown key. */
@@ -394,7 +458,7 @@ describe('LeadInput: the contract and LeadValidationService agree', () => {
     /** An address of exactly `length` code points: a short local part and a domain of labels up to 63 long. */
     const address = (length: number, tld = 'com') => {
       let domain = tld;
-      for (let left = length - 'ana@'.length - [...tld].length; left > 0; ) {
+      for (let left = length - 'ana@'.length - [...tld].length; left > 0;) {
         // Each label costs its length plus a dot; never leave a single code point over.
         const label = left === 65 ? 62 : Math.min(63, left - 1);
         domain = `${n(label, 'd')}.${domain}`;

@@ -5,7 +5,16 @@ import { validationFailed } from '../problem/app-error.js';
 import { FieldError, FieldErrorCode } from '../problem/error-catalog.js';
 import { escapePointer } from '../body/strict-json.js';
 import { LeadInput } from './lead.dto.js';
-import { EMAIL_LOCAL_PART_MAX_OCTETS, fieldFailure, LEAD_FIELD_NAMES, LEAD_FIELDS, LeadField, LeadFieldRule, NormalisedLead, normaliseEmail } from './lead-rules.js';
+import {
+  EMAIL_LOCAL_PART_MAX_OCTETS,
+  fieldFailure,
+  LEAD_FIELD_NAMES,
+  LEAD_FIELDS,
+  LeadField,
+  LeadFieldRule,
+  NormalisedLead,
+  normaliseEmail,
+} from './lead-rules.js';
 
 function describe(code: FieldErrorCode, field: LeadField, rule: LeadFieldRule): string {
   switch (code) {

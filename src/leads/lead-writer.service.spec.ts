@@ -95,8 +95,7 @@ describe.each(kinds)('LeadWriter on %s', (kind) => {
   let writer: LeadWriter;
   let close: () => Promise<void>;
 
-  const storedLeads = async (): Promise<string[]> =>
-    ((await dataSource.query('SELECT id FROM leads ORDER BY id')) as { id: string }[]).map((row) => row.id);
+  const storedLeads = async (): Promise<string[]> => ((await dataSource.query('SELECT id FROM leads ORDER BY id')) as { id: string }[]).map((row) => row.id);
   const storedNotes = async (): Promise<{ id: string; lead_id: string; text: string; state: string; attempts: number }[]> =>
     dataSource.query('SELECT id, lead_id, text, state, attempts FROM lead_notes ORDER BY id');
 
@@ -187,9 +186,7 @@ describe.each(kinds)('LeadWriter on %s', (kind) => {
     expect(results.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect(isUniqueViolation((results[1] as PromiseRejectedResult).reason)).toBe(true);
     expect(await storedLeads()).toEqual([existing.id, ...fresh.map((row) => row.id)].sort());
-    expect((await storedNotes()).filter((note) => note.id.startsWith('again-')).map((note) => note.lead_id)).toEqual(
-      fresh.map((row) => row.id).sort(),
-    );
+    expect((await storedNotes()).filter((note) => note.id.startsWith('again-')).map((note) => note.lead_id)).toEqual(fresh.map((row) => row.id).sort());
   });
 
   it('fails the lead whose added row the database refuses, and stores neither of them; the others of its turn are stored', async () => {

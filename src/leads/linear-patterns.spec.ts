@@ -45,7 +45,13 @@ describe('regular expressions are linear', () => {
   });
 
   it('finds the lead rules', () => {
-    expect(leadRulePatterns.map(([name]) => name).sort()).toEqual(['EMAIL_FORMAT', 'FORBIDDEN_CHARACTER', 'FORBIDDEN_MULTILINE_CHARACTER', 'TELEFONE_FORMAT', 'VISIBLE_CHARACTER']);
+    expect(leadRulePatterns.map(([name]) => name).sort()).toEqual([
+      'EMAIL_FORMAT',
+      'FORBIDDEN_CHARACTER',
+      'FORBIDDEN_MULTILINE_CHARACTER',
+      'TELEFONE_FORMAT',
+      'VISIBLE_CHARACTER',
+    ]);
   });
 
   it.each(leadRulePatterns)('the lead rule %s', (_name, regex) => {
@@ -55,7 +61,10 @@ describe('regular expressions are linear', () => {
   it('the lint fails on that telefone pattern and on a quadratic move, in src/, cli/ and the form script', () => {
     const lint = (filePath: string, code: string): string[] => {
       try {
-        execFileSync(process.execPath, ['node_modules/eslint/bin/eslint.js', '--format', 'json', '--stdin', '--stdin-filename', filePath], { input: code, encoding: 'utf8' });
+        execFileSync(process.execPath, ['node_modules/eslint/bin/eslint.js', '--format', 'json', '--stdin', '--stdin-filename', filePath], {
+          input: code,
+          encoding: 'utf8',
+        });
         return [];
       } catch (error) {
         const [result] = JSON.parse((error as { stdout: string }).stdout) as { messages: { ruleId: string }[] }[];

@@ -4,7 +4,9 @@ import { startLine, stopLine } from './lifecycle.js';
 describe('the start line', () => {
   it('names the address, the SQLite file and that Redis is not used', () => {
     const line = startLine(loadConfig({ DATA_DIR: '/var/lib/leads' }, false), 3000);
-    expect(line).toBe(`Leads API ${loadConfig({}, false).version} (Node.js ${process.version}) listening on http://localhost:3000; database: SQLite /var/lib/leads/leads.sqlite; Redis: not used, rate limits per instance`);
+    expect(line).toBe(
+      `Leads API ${loadConfig({}, false).version} (Node.js ${process.version}) listening on http://localhost:3000; database: SQLite /var/lib/leads/leads.sqlite; Redis: not used, rate limits per instance`,
+    );
   });
 
   it('names the port actually bound and a public URL that differs from it', () => {

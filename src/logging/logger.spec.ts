@@ -42,7 +42,12 @@ describe('NestPinoLogger', () => {
     expect(lines).toMatchObject([
       { level: 30, context: 'RateLimit', msg: 'Redis connected' },
       { level: 40, context: 'ProblemFilter', msg: 'database unavailable', error: { message: 'down' }, email: '[redacted]' },
-      { level: 50, context: 'TypeOrmModule', msg: 'Unable to connect to the database. Retrying (1)...', details: ['Error: connect ECONNREFUSED 127.0.0.1:5432'] },
+      {
+        level: 50,
+        context: 'TypeOrmModule',
+        msg: 'Unable to connect to the database. Retrying (1)...',
+        details: ['Error: connect ECONNREFUSED 127.0.0.1:5432'],
+      },
     ]);
     expect(lines).toHaveLength(3);
   });
@@ -68,7 +73,12 @@ describe('NestPinoLogger', () => {
   it('logs an Error by its safe parts', () => {
     const { lines, logger } = capture();
     logger.error(new Error('boom'), 'Bootstrap');
-    expect(lines[0]).toMatchObject({ level: 50, context: 'Bootstrap', msg: 'boom', error: { type: 'Error', message: 'boom', stack: expect.stringContaining('boom') } });
+    expect(lines[0]).toMatchObject({
+      level: 50,
+      context: 'Bootstrap',
+      msg: 'boom',
+      error: { type: 'Error', message: 'boom', stack: expect.stringContaining('boom') },
+    });
   });
 });
 
@@ -79,7 +89,10 @@ describe('pretty log lines (LOG_FORMAT=pretty)', () => {
     output.on('data', (chunk) => (text += chunk));
     const logger = createLogger('info', await logDestination('pretty', output));
     new NestPinoLogger(logger).log('listening on http://localhost:3000', 'Server');
-    logger.info({ req: { id: 'r-1', method: 'POST', path: '/api/v1/lead', remoteAddress: '::1' }, res: { statusCode: 201 }, responseTime: 7 }, 'request completed');
+    logger.info(
+      { req: { id: 'r-1', method: 'POST', path: '/api/v1/lead', remoteAddress: '::1' }, res: { statusCode: 201 }, responseTime: 7 },
+      'request completed',
+    );
     logger.warn({ context: 'RateLimit', error: { message: 'connect ECONNREFUSED' }, email: 'ana@exemplo.com' }, 'Redis unavailable');
     const lines = stripVTControlCharacters(text).trimEnd().split('\n');
     expect(lines).toEqual([

@@ -152,12 +152,22 @@ export class McpServerFactory {
       },
       {
         name: 'get_service_health',
-        config: { title: 'Service health', description: 'The service status, version and the state of its database (and Redis, when used).', inputSchema: emptyInput, annotations: READ_ONLY },
+        config: {
+          title: 'Service health',
+          description: 'The service status, version and the state of its database (and Redis, when used).',
+          inputSchema: emptyInput,
+          annotations: READ_ONLY,
+        },
         run: async () => result({ ...(await this.health.report()) }),
       },
       {
         name: 'get_service_info',
-        config: { title: 'Company information', description: 'Brand, company, address, telephone, the 7-day free trial and links to the documentation.', inputSchema: emptyInput, annotations: READ_ONLY },
+        config: {
+          title: 'Company information',
+          description: 'Brand, company, address, telephone, the 7-day free trial and links to the documentation.',
+          inputSchema: emptyInput,
+          annotations: READ_ONLY,
+        },
         run: async () => result({ ...this.site.getInfo() }),
       },
       {
@@ -170,7 +180,8 @@ export class McpServerFactory {
         },
         run: async (args) => {
           const query = (args as { query?: unknown } | undefined)?.query;
-          if (query !== undefined && typeof query !== 'string') return result({ errors: [{ pointer: '/query', code: 'invalid_type', detail: 'query must be a string.' }] }, true);
+          if (query !== undefined && typeof query !== 'string')
+            return result({ errors: [{ pointer: '/query', code: 'invalid_type', detail: 'query must be a string.' }] }, true);
           return result({ pages: this.docs.search(query).map(({ slug, title, summary, url }) => ({ slug, title, summary, url })) });
         },
       },
@@ -185,7 +196,11 @@ export class McpServerFactory {
         run: async (args) => {
           const slug = (args as { slug?: unknown } | undefined)?.slug;
           const page = typeof slug === 'string' ? this.docs.find(slug) : undefined;
-          if (!page) return result({ errors: [{ pointer: '/slug', code: 'invalid_format', detail: 'There is no documentation page with that slug; search_docs lists them.' }] }, true);
+          if (!page)
+            return result(
+              { errors: [{ pointer: '/slug', code: 'invalid_format', detail: 'There is no documentation page with that slug; search_docs lists them.' }] },
+              true,
+            );
           // The page is in the answer twice: structuredContent and its text mirror.
           const refusal = this.refuseOverCap(`get_doc ${page.slug}`, 2 * (this.resourceBytes.get(`leads://docs/${page.slug}`) ?? 0), page.url);
           if (refusal) return result({ code: 'answer_too_large', detail: refusal }, true);
@@ -203,7 +218,13 @@ export class McpServerFactory {
       'leads://openapi',
       { title: 'OpenAPI contract', description: 'The REST API contract (OpenAPI 3.1), as served at /docs/openapi-leads.json.', mimeType: 'application/json' },
       async (uri) => ({
-        contents: [{ uri: uri.href, mimeType: 'application/json', text: this.readable(uri.href, `${this.config.publicBaseUrl}/docs/openapi-leads.json`, this.openapi.json) }],
+        contents: [
+          {
+            uri: uri.href,
+            mimeType: 'application/json',
+            text: this.readable(uri.href, `${this.config.publicBaseUrl}/docs/openapi-leads.json`, this.openapi.json),
+          },
+        ],
       }),
     );
     server.registerResource(
@@ -211,14 +232,22 @@ export class McpServerFactory {
       'leads://site',
       { title: 'Company information', description: 'The content of GET /api/v1/info.', mimeType: 'application/json' },
       async (uri) => ({
-        contents: [{ uri: uri.href, mimeType: 'application/json', text: this.readable(uri.href, `${this.config.publicBaseUrl}/api/v1/info`, JSON.stringify(this.site.getInfo())) }],
+        contents: [
+          {
+            uri: uri.href,
+            mimeType: 'application/json',
+            text: this.readable(uri.href, `${this.config.publicBaseUrl}/api/v1/info`, JSON.stringify(this.site.getInfo())),
+          },
+        ],
       }),
     );
     server.registerResource(
       'docs',
       new ResourceTemplate('leads://docs/{slug}', {
         list: async () => ({
-          resources: this.docs.search().map((page) => ({ uri: `leads://docs/${page.slug}`, name: page.slug, title: page.title, description: page.summary, mimeType: 'text/markdown' })),
+          resources: this.docs
+            .search()
+            .map((page) => ({ uri: `leads://docs/${page.slug}`, name: page.slug, title: page.title, description: page.summary, mimeType: 'text/markdown' })),
         }),
       }),
       { title: 'Documentation page', description: 'A documentation page as Markdown.', mimeType: 'text/markdown' },
@@ -236,7 +265,10 @@ export class McpServerFactory {
       {
         title: 'Capture a lead',
         description: 'Walks an assistant through collecting, confirming and submitting a lead with the person’s consent.',
-        argsSchema: schema({ type: 'object', properties: { contexto: { type: 'string', description: 'Where the conversation happens, e.g. "site" or "whatsapp".' } } }),
+        argsSchema: schema({
+          type: 'object',
+          properties: { contexto: { type: 'string', description: 'Where the conversation happens, e.g. "site" or "whatsapp".' } },
+        }),
       },
       async (args) => {
         const contexto = (args as { contexto?: string } | undefined)?.contexto;

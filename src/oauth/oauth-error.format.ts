@@ -40,6 +40,9 @@ function oauthError(code: ErrorCode, status: number): string {
 
 function prefersPlainJson(accept: string | undefined): boolean {
   if (!accept) return false;
-  const types = accept.toLowerCase().split(',').map((part) => part.split(';')[0].trim());
+  const types = accept
+    .toLowerCase()
+    .split(',')
+    .map((part) => part.split(';')[0].trim());
   return types.includes('application/json') && !types.includes(PROBLEM_MEDIA_TYPE);
 }

@@ -73,7 +73,10 @@ export class TokenService implements OnModuleInit, OnModuleDestroy {
 
   /** Revoked access tokens need remembering only until they would have expired anyway, clock skew included. */
   onModuleInit(): void {
-    this.purgeTimer ??= setInterval(() => void this.revoked.delete({ expiresAt: LessThan(new Date(Date.now() - CLOCK_SKEW_SECONDS * 1000)) }).catch(() => undefined), 3_600_000).unref();
+    this.purgeTimer ??= setInterval(
+      () => void this.revoked.delete({ expiresAt: LessThan(new Date(Date.now() - CLOCK_SKEW_SECONDS * 1000)) }).catch(() => undefined),
+      3_600_000,
+    ).unref();
   }
 
   onModuleDestroy(): void {

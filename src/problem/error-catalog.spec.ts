@@ -53,7 +53,10 @@ const operations: Documented[] = Object.entries(CONTRACT.paths as Json).flatMap(
   ),
 );
 // Problems answered before routing (a slow or oversized request, on any path) are documented once, as components.
-const components: Documented[] = Object.entries(CONTRACT.components.responses as Json).map(([name, response]) => ({ where: `components.responses.${name}`, response }));
+const components: Documented[] = Object.entries(CONTRACT.components.responses as Json).map(([name, response]) => ({
+  where: `components.responses.${name}`,
+  response,
+}));
 
 /** Each media type of each documented error: its schema's codes, or why it has none. */
 const media = [...operations, ...components].flatMap(({ where, status, response }) =>

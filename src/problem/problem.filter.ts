@@ -12,7 +12,6 @@ import { ERROR_CATALOG, ErrorCode } from './error-catalog.js';
 import { buildProblem, PROBLEM_MEDIA_TYPE } from './problem.js';
 import { ProblemFormats } from './problem-formats.js';
 
-
 /** Client errors raised by the framework itself (router, parsers) rather than by our code, by HTTP status. */
 const FRAMEWORK_STATUS_CODES: Record<number, ErrorCode> = {
   400: 'bad_request',
@@ -110,7 +109,13 @@ export class ProblemFilter implements ExceptionFilter {
     if (exception instanceof HttpException || isClientHttpError(exception)) {
       const status = exception instanceof HttpException ? exception.getStatus() : (exception as { status: number }).status;
       const code = FRAMEWORK_STATUS_CODES[status];
-      if (code) return new AppError(code, code === 'bad_request' ? 'The request could not be understood (for example a malformed percent-encoding in the path).' : ERROR_CATALOG[code].description);
+      if (code)
+        return new AppError(
+          code,
+          code === 'bad_request'
+            ? 'The request could not be understood (for example a malformed percent-encoding in the path).'
+            : ERROR_CATALOG[code].description,
+        );
     }
     this.logger.error({ ...requestOf(req), error: safeError(exception) }, 'unexpected error');
     return new AppError('internal_error', 'An unexpected error occurred.');

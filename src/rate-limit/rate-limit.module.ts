@@ -19,7 +19,7 @@ const TRACKERS: Record<PolicyName, (req: Request) => string> = {
     const principal = principalOf(req);
     return principal.kind === 'agent' ? principal.registrationId : 'unknown';
   },
-  'agent_per_address': (req) => {
+  agent_per_address: (req) => {
     const principal = principalOf(req);
     return (principal.kind === 'agent' && principal.registeredFrom) || 'unknown';
   },

@@ -18,7 +18,7 @@ export function policies(config: AppConfig): Record<PolicyName, Policy> {
     agent: { name: 'agent', ...config.rateLimitAgent },
     // Charged with `agent`: the live registrations made from one address share this ceiling
     // (docs/decisions/0013-identity-ceiling-per-address.md).
-    'agent_per_address': { name: 'agent_per_address', ...config.rateLimitAgentPerAddress },
+    agent_per_address: { name: 'agent_per_address', ...config.rateLimitAgentPerAddress },
     registration: { name: 'registration', ...config.rateLimitRegistration },
     token: { name: 'token', ...config.rateLimitToken },
     mcp_housekeeping: { name: 'mcp_housekeeping', ...config.rateLimitMcpHousekeeping },

@@ -56,62 +56,65 @@ describe.each(OUTAGES)('scenario 3: PostgreSQL $name under load', (outage) => {
   let observed: Observed;
   afterAll(() => teardown.run());
 
-  beforeAll(async () => {
-    const database = teardown.add(await freshDatabase('postgres'), (db) => db.drop());
-    const proxy = teardown.add(proxyFor(TEST_DATABASE_URL!, 5432), (p) => p.stop());
-    await proxy.start();
-    const env = { ...GENEROUS_LIMITS, LOG_LEVEL: 'warn', DATABASE_URL: through(database.env.DATABASE_URL, proxy.port) };
-    const server = teardown.add(await startServer(env), (s) => s.stop('SIGKILL'));
-    const client = teardown.add(new HttpClient(server.baseUrl, { sockets: CLIENTS, timeoutMs: outage.answerBoundMs + 10_000 }), (c) => c.close());
-    // Health and the recovery probe on a connection of their own, so they never queue behind the load.
-    const probe = teardown.add(new HttpClient(server.baseUrl, { sockets: 1 }), (c) => c.close());
-    const token = await agentToken(client);
-    const ledger = new LeadLedger();
-    const phases = { before: new Tally(), out: new Tally(), recovering: new Tally(), after: new Tally() };
-    const malformed503s: string[] = [];
+  beforeAll(
+    async () => {
+      const database = teardown.add(await freshDatabase('postgres'), (db) => db.drop());
+      const proxy = teardown.add(proxyFor(TEST_DATABASE_URL!, 5432), (p) => p.stop());
+      await proxy.start();
+      const env = { ...GENEROUS_LIMITS, LOG_LEVEL: 'warn', DATABASE_URL: through(database.env.DATABASE_URL, proxy.port) };
+      const server = teardown.add(await startServer(env), (s) => s.stop('SIGKILL'));
+      const client = teardown.add(new HttpClient(server.baseUrl, { sockets: CLIENTS, timeoutMs: outage.answerBoundMs + 10_000 }), (c) => c.close());
+      // Health and the recovery probe on a connection of their own, so they never queue behind the load.
+      const probe = teardown.add(new HttpClient(server.baseUrl, { sockets: 1 }), (c) => c.close());
+      const token = await agentToken(client);
+      const ledger = new LeadLedger();
+      const phases = { before: new Tally(), out: new Tally(), recovering: new Tally(), after: new Tally() };
+      const malformed503s: string[] = [];
 
-    client.tally = phases.before;
-    const loadEnds = new AbortController();
-    // A quarter of the leads with a bearer token: its revocation check needs the database too.
-    const load = runLoad(CLIENTS, { signal: loadEnds.signal }, async (worker) => {
-      const reply = await ledger.post(client, worker % 4 ? {} : { token });
-      const wrong = reply.status === 503 && notUnavailableProblem(reply);
-      if (wrong) malformed503s.push(wrong);
-    });
-    await sleep(PHASE_MS);
+      client.tally = phases.before;
+      const loadEnds = new AbortController();
+      // A quarter of the leads with a bearer token: its revocation check needs the database too.
+      const load = runLoad(CLIENTS, { signal: loadEnds.signal }, async (worker) => {
+        const reply = await ledger.post(client, worker % 4 ? {} : { token });
+        const wrong = reply.status === 503 && notUnavailableProblem(reply);
+        if (wrong) malformed503s.push(wrong);
+      });
+      await sleep(PHASE_MS);
 
-    await outage.cut(proxy);
-    client.tally = phases.out;
-    const health: Reply[] = [];
-    for (const end = Date.now() + outage.durationMs; Date.now() < end; await sleep(500)) health.push(await probe.send({ path: '/api/v1/health' }));
+      await outage.cut(proxy);
+      client.tally = phases.out;
+      const health: Reply[] = [];
+      for (const end = Date.now() + outage.durationMs; Date.now() < end; await sleep(500)) health.push(await probe.send({ path: '/api/v1/health' }));
 
-    await proxy.stop();
-    await proxy.start();
-    client.tally = phases.recovering;
-    const recoveredInMs = await waitFor('a lead stored after PostgreSQL returned', async () => (await ledger.post(probe)).status === 201, RECOVERY_BOUND_MS);
-    const healthAfter = await probe.send({ path: '/api/v1/health' });
-    client.tally = phases.after;
-    await sleep(PHASE_MS);
-    loadEnds.abort();
-    await load;
-    const stillRunning = server.child.exitCode === null;
-    const logs = logSummary(server.output());
-    await server.stop('SIGTERM');
-    const { stored, missing } = await ledger.verify(database);
-    observed = { phases, malformed503s, health, healthAfter, recoveredInMs, stillRunning, missing };
+      await proxy.stop();
+      await proxy.start();
+      client.tally = phases.recovering;
+      const recoveredInMs = await waitFor('a lead stored after PostgreSQL returned', async () => (await ledger.post(probe)).status === 201, RECOVERY_BOUND_MS);
+      const healthAfter = await probe.send({ path: '/api/v1/health' });
+      client.tally = phases.after;
+      await sleep(PHASE_MS);
+      loadEnds.abort();
+      await load;
+      const stillRunning = server.child.exitCode === null;
+      const logs = logSummary(server.output());
+      await server.stop('SIGTERM');
+      const { stored, missing } = await ledger.verify(database);
+      observed = { phases, malformed503s, health, healthAfter, recoveredInMs, stillRunning, missing };
 
-    const degraded = health.filter((reply) => notUnavailableProblem(reply) === undefined && JSON.parse(reply.body).health?.status === 'degraded');
-    report(`3. PostgreSQL ${outage.name} under load`, [
-      `${CLIENTS} clients; PostgreSQL behind a TCP proxy, ${outage.how}, for ${outage.durationMs / 1000} s`,
-      `before: ${phases.before.summary()}`,
-      `out: ${phases.out.summary()}`,
-      `restored, until the first 201 (${(recoveredInMs / 1000).toFixed(1)} s): ${phases.recovering.summary()}`,
-      `after: ${phases.after.summary()}`,
-      `health while out: ${health.length} probes, ${degraded.length} answered 503 with a degraded report; max ${Math.round(Math.max(...health.map((r) => r.ms)))} ms`,
-      `leads: ${ledger.acknowledged.size} acknowledged with 201, ${stored} rows stored, ${missing.length} missing`,
-      `server log: ${logs}`,
-    ]);
-  }, 2 * PHASE_MS + outage.durationMs + RECOVERY_BOUND_MS + 60_000);
+      const degraded = health.filter((reply) => notUnavailableProblem(reply) === undefined && JSON.parse(reply.body).health?.status === 'degraded');
+      report(`3. PostgreSQL ${outage.name} under load`, [
+        `${CLIENTS} clients; PostgreSQL behind a TCP proxy, ${outage.how}, for ${outage.durationMs / 1000} s`,
+        `before: ${phases.before.summary()}`,
+        `out: ${phases.out.summary()}`,
+        `restored, until the first 201 (${(recoveredInMs / 1000).toFixed(1)} s): ${phases.recovering.summary()}`,
+        `after: ${phases.after.summary()}`,
+        `health while out: ${health.length} probes, ${degraded.length} answered 503 with a degraded report; max ${Math.round(Math.max(...health.map((r) => r.ms)))} ms`,
+        `leads: ${ledger.acknowledged.size} acknowledged with 201, ${stored} rows stored, ${missing.length} missing`,
+        `server log: ${logs}`,
+      ]);
+    },
+    2 * PHASE_MS + outage.durationMs + RECOVERY_BOUND_MS + 60_000,
+  );
 
   it(`answers every request within ${outage.answerBoundMs / 1000} s: none hangs`, () => {
     for (const phase of Object.values(observed.phases)) expect(phase.maxMs).toBeLessThanOrEqual(outage.answerBoundMs);

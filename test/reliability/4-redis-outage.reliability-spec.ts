@@ -104,7 +104,10 @@ const REDIS_DB = 11;
         expect(phase.maxMs).toBeLessThanOrEqual(ANSWER_BOUND_MS);
       }
       expect(hitsBefore).toBeGreaterThan(0);
-      expect([healthCut.status, JSON.parse(healthCut.body)]).toEqual([200, { status: 'degraded', version: expect.any(String), checks: { database: 'up', redis: 'down' } }]);
+      expect([healthCut.status, JSON.parse(healthCut.body)]).toEqual([
+        200,
+        { status: 'degraded', version: expect.any(String), checks: { database: 'up', redis: 'down' } },
+      ]);
       expect(registeredBefore).toEqual([200, 200]);
       expect(registeredCut).toEqual([...Array(REGISTRATIONS).fill(200), 429]);
       expect(hitsCut).toBe(hitsAtCut);

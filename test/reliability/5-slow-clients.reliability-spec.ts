@@ -36,39 +36,44 @@ describe('scenario 5: slow clients', () => {
   let stalled: Cut;
   let idle: Cut[];
 
-  beforeAll(async () => {
-    database = await freshDatabase('sqlite');
-    server = await startServer({ ...GENEROUS_LIMITS, ...database.env, KEEP_ALIVE_TIMEOUT: String(KEEP_ALIVE_TIMEOUT_MS / 1000), LOG_LEVEL: 'warn' });
-    const port = Number(new URL(server.baseUrl).port);
-    normal = new HttpClient(server.baseUrl, { sockets: NORMAL_CLIENTS });
+  beforeAll(
+    async () => {
+      database = await freshDatabase('sqlite');
+      server = await startServer({ ...GENEROUS_LIMITS, ...database.env, KEEP_ALIVE_TIMEOUT: String(KEEP_ALIVE_TIMEOUT_MS / 1000), LOG_LEVEL: 'warn' });
+      const port = Number(new URL(server.baseUrl).port);
+      normal = new HttpClient(server.baseUrl, { sockets: NORMAL_CLIENTS });
 
-    const lorisDone = slowLoris(port, LORIS_SOCKETS, { intervalMs: 1_000, giveUpMs: HEADERS_TIMEOUT_MS + NODE_SWEEP_MS + SLACK_MS });
-    // Headers complete, 10 bytes of a 100-byte body, then nothing.
-    const stalledDone = untilClosed(
-      port,
-      'POST /api/v1/lead HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"nome": "',
-      REQUEST_TIMEOUT_MS + NODE_SWEEP_MS + SLACK_MS,
-    );
-    // Each answered once, then left idle with keep-alive (HTTP/1.1's default).
-    const idleDone = Promise.all(
-      Array.from({ length: 5 }, () => untilClosed(port, 'GET /api/v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n', KEEP_ALIVE_TIMEOUT_MS + SLACK_MS + 5_000)),
-    );
-    // Ordinary clients for as long as the slow-loris lasts.
-    const ledger = new LeadLedger();
-    const lorisOver = new AbortController();
-    const traffic = runLoad(NORMAL_CLIENTS, { signal: lorisOver.signal }, (worker) => (worker % 2 ? ledger.post(normal) : normal.send({ path: '/api/v1/health' })));
-    loris = await lorisDone;
-    lorisOver.abort();
-    [stalled, idle] = await Promise.all([stalledDone, idleDone, traffic]);
-    const statuses = (cuts: Cut[]) => [...new Set(cuts.map((cut) => cut.status))].join(', ');
-    report('5. Slow clients', [
-      `slow-loris: ${LORIS_SOCKETS} sockets, one header byte a second each; cut after ${cutTimes(loris)} (headersTimeout ${HEADERS_TIMEOUT_MS / 1000} s), answered ${statuses(loris)}`,
-      `meanwhile ${NORMAL_CLIENTS} normal clients: ${normal.tally.summary()}`,
-      `stalled body: cut after ${cutTimes([stalled])} (requestTimeout ${REQUEST_TIMEOUT_MS / 1000} s), answered ${stalled.status}`,
-      `idle keep-alive connections: closed after ${cutTimes(idle)} (keepAliveTimeout ${KEEP_ALIVE_TIMEOUT_MS / 1000} s; Node waits 1 s more)`,
-      `server log: ${logSummary(server.output())}`,
-    ]);
-  }, HEADERS_TIMEOUT_MS + REQUEST_TIMEOUT_MS + 2 * NODE_SWEEP_MS + 60_000);
+      const lorisDone = slowLoris(port, LORIS_SOCKETS, { intervalMs: 1_000, giveUpMs: HEADERS_TIMEOUT_MS + NODE_SWEEP_MS + SLACK_MS });
+      // Headers complete, 10 bytes of a 100-byte body, then nothing.
+      const stalledDone = untilClosed(
+        port,
+        'POST /api/v1/lead HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"nome": "',
+        REQUEST_TIMEOUT_MS + NODE_SWEEP_MS + SLACK_MS,
+      );
+      // Each answered once, then left idle with keep-alive (HTTP/1.1's default).
+      const idleDone = Promise.all(
+        Array.from({ length: 5 }, () => untilClosed(port, 'GET /api/v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n', KEEP_ALIVE_TIMEOUT_MS + SLACK_MS + 5_000)),
+      );
+      // Ordinary clients for as long as the slow-loris lasts.
+      const ledger = new LeadLedger();
+      const lorisOver = new AbortController();
+      const traffic = runLoad(NORMAL_CLIENTS, { signal: lorisOver.signal }, (worker) =>
+        worker % 2 ? ledger.post(normal) : normal.send({ path: '/api/v1/health' }),
+      );
+      loris = await lorisDone;
+      lorisOver.abort();
+      [stalled, idle] = await Promise.all([stalledDone, idleDone, traffic]);
+      const statuses = (cuts: Cut[]) => [...new Set(cuts.map((cut) => cut.status))].join(', ');
+      report('5. Slow clients', [
+        `slow-loris: ${LORIS_SOCKETS} sockets, one header byte a second each; cut after ${cutTimes(loris)} (headersTimeout ${HEADERS_TIMEOUT_MS / 1000} s), answered ${statuses(loris)}`,
+        `meanwhile ${NORMAL_CLIENTS} normal clients: ${normal.tally.summary()}`,
+        `stalled body: cut after ${cutTimes([stalled])} (requestTimeout ${REQUEST_TIMEOUT_MS / 1000} s), answered ${stalled.status}`,
+        `idle keep-alive connections: closed after ${cutTimes(idle)} (keepAliveTimeout ${KEEP_ALIVE_TIMEOUT_MS / 1000} s; Node waits 1 s more)`,
+        `server log: ${logSummary(server.output())}`,
+      ]);
+    },
+    HEADERS_TIMEOUT_MS + REQUEST_TIMEOUT_MS + 2 * NODE_SWEEP_MS + 60_000,
+  );
 
   afterAll(async () => {
     normal?.close();

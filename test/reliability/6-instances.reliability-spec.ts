@@ -89,26 +89,30 @@ const REDIS_DB = 12;
     }
   });
 
-  it('serve leads through the proxy at some rate with one instance and with two (printed, not asserted)', async () => {
-    const token = await agentToken(direct[0]);
-    const measure = async (upstreams: ServerProcess[], durationMs: number) => {
-      proxy.route(upstreams.map((instance) => instance.baseUrl));
-      balanced.tally = new Tally();
-      const elapsed = await runLoad(CLIENTS, { durationMs }, () => leadThroughProxy(token));
-      return { tally: balanced.tally, elapsed, rate: balanced.tally.count(201) / (elapsed / 1000) };
-    };
-    await measure(instances, WARMUP_MS);
-    const one = await measure(instances.slice(0, 1), THROUGHPUT_MS);
-    const two = await measure(instances, THROUGHPUT_MS);
-    report('6. Two instances behind a round-robin proxy', [
-      `${CLIENTS} clients, agent-token leads through the proxy, ${THROUGHPUT_MS / 1000} s each (load generator and proxy share the machine's cores with the instances and PostgreSQL)`,
-      `one instance: ${Math.round(one.rate)} leads/s; ${one.tally.summary(one.elapsed)}`,
-      `two instances: ${Math.round(two.rate)} leads/s (×${(two.rate / one.rate).toFixed(2)}); ${two.tally.summary(two.elapsed)}`,
-      `server logs: ${instances.map((instance) => logSummary(instance.output())).join(' | ')}`,
-    ]);
-    expect(one.tally.others([201])).toEqual({});
-    expect(two.tally.others([201])).toEqual({});
-  }, 2 * THROUGHPUT_MS + WARMUP_MS + 60_000);
+  it(
+    'serve leads through the proxy at some rate with one instance and with two (printed, not asserted)',
+    async () => {
+      const token = await agentToken(direct[0]);
+      const measure = async (upstreams: ServerProcess[], durationMs: number) => {
+        proxy.route(upstreams.map((instance) => instance.baseUrl));
+        balanced.tally = new Tally();
+        const elapsed = await runLoad(CLIENTS, { durationMs }, () => leadThroughProxy(token));
+        return { tally: balanced.tally, elapsed, rate: balanced.tally.count(201) / (elapsed / 1000) };
+      };
+      await measure(instances, WARMUP_MS);
+      const one = await measure(instances.slice(0, 1), THROUGHPUT_MS);
+      const two = await measure(instances, THROUGHPUT_MS);
+      report('6. Two instances behind a round-robin proxy', [
+        `${CLIENTS} clients, agent-token leads through the proxy, ${THROUGHPUT_MS / 1000} s each (load generator and proxy share the machine's cores with the instances and PostgreSQL)`,
+        `one instance: ${Math.round(one.rate)} leads/s; ${one.tally.summary(one.elapsed)}`,
+        `two instances: ${Math.round(two.rate)} leads/s (×${(two.rate / one.rate).toFixed(2)}); ${two.tally.summary(two.elapsed)}`,
+        `server logs: ${instances.map((instance) => logSummary(instance.output())).join(' | ')}`,
+      ]);
+      expect(one.tally.others([201])).toEqual({});
+      expect(two.tally.others([201])).toEqual({});
+    },
+    2 * THROUGHPUT_MS + WARMUP_MS + 60_000,
+  );
 
   it('store the leads of both instances in one table, each one acknowledged', async () => {
     const { stored, missing } = await ledger.verify(database);

@@ -141,7 +141,10 @@ describe('scenario 7: adversarial input and connections', () => {
       );
       await capped.stop();
     } finally {
-      lines.push(`server log: ${logs.map(logSummary).join(' | ')}`, `machine: ${cpus().length} × ${cpus()[0]?.model.trim()}, shared with other work while it ran`);
+      lines.push(
+        `server log: ${logs.map(logSummary).join(' | ')}`,
+        `machine: ${cpus().length} × ${cpus()[0]?.model.trim()}, shared with other work while it ran`,
+      );
       report('7. Adversarial input and connections', lines);
     }
   }, 240_000);
@@ -154,7 +157,9 @@ describe('scenario 7: adversarial input and connections', () => {
 
   it(`holds the event loop at most ${WORST_HOLD_MS} ms for any hostile request, and never gets stuck`, () => {
     expect(corpus.outcomes.length).toBeGreaterThan(0);
-    const over = corpus.outcomes.filter((o) => o.holdMs > WORST_HOLD_MS).map((o) => `${Math.round(o.holdMs)} ms ${o.answer}: ${o.call.surface} ${o.call.field}, ${o.call.variant}`);
+    const over = corpus.outcomes
+      .filter((o) => o.holdMs > WORST_HOLD_MS)
+      .map((o) => `${Math.round(o.holdMs)} ms ${o.answer}: ${o.call.surface} ${o.call.field}, ${o.call.variant}`);
     expect(over).toEqual([]);
     expect(corpus.restarts).toBe(0);
   });

@@ -28,7 +28,9 @@ class ContractCoverageReporter {
   report(projects) {
     const contract = JSON.parse(readFileSync(join(this.globalConfig.rootDir, 'dist/openapi-leads.json'), 'utf8'));
     const documented = Object.entries(contract.paths).flatMap(([path, item]) =>
-      METHODS.filter((method) => item[method]).flatMap((method) => Object.keys(item[method].responses).map((status) => `${method.toUpperCase()} ${path} ${status}`)),
+      METHODS.filter((method) => item[method]).flatMap((method) =>
+        Object.keys(item[method].responses).map((status) => `${method.toUpperCase()} ${path} ${status}`),
+      ),
     );
     const seen = new Map(projects.map((project) => [project, new Set()]));
     for (const file of readdirSync(this.dir)) {

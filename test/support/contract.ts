@@ -13,7 +13,8 @@ export const CONTRACT_BUNDLE = 'dist/openapi-leads.json';
 function loadContract(): Json {
   const built = statSync(CONTRACT_BUNDLE, { throwIfNoEntry: false })?.mtimeMs ?? 0;
   const sources = readdirSync('openapi', { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('.yaml'));
-  if (sources.some((file) => statSync(join('openapi', file)).mtimeMs > built)) execFileSync(process.execPath, ['scripts/build-contract.mjs'], { stdio: 'inherit' });
+  if (sources.some((file) => statSync(join('openapi', file)).mtimeMs > built))
+    execFileSync(process.execPath, ['scripts/build-contract.mjs'], { stdio: 'inherit' });
   return JSON.parse(readFileSync(CONTRACT_BUNDLE, 'utf8'));
 }
 
@@ -67,7 +68,9 @@ export function expectContract(res: Response): Response {
   const req = (res as unknown as { req: { method: string; path: string } }).req;
   const method = req.method.toLowerCase();
   const path = new URL(req.path, 'http://x').pathname;
-  const mediaType = String(res.headers['content-type'] ?? '').split(';')[0].trim();
+  const mediaType = String(res.headers['content-type'] ?? '')
+    .split(';')[0]
+    .trim();
   const match = templates.find((t) => t.regex.test(path));
   let pointer: string;
   if (!match) {
@@ -92,7 +95,10 @@ export function expectContract(res: Response): Response {
     let responsePointer = `/paths/${escape(match.template)}/${method}/responses/${key}`;
     if (response.$ref) {
       responsePointer = response.$ref.slice(1);
-      response = responsePointer.split('/').slice(1).reduce((node: Json, token: string) => node[token.replace(/~1/g, '/').replace(/~0/g, '~')], CONTRACT);
+      response = responsePointer
+        .split('/')
+        .slice(1)
+        .reduce((node: Json, token: string) => node[token.replace(/~1/g, '/').replace(/~0/g, '~')], CONTRACT);
     }
     if (!response.content) {
       if (res.text) throw new Error(`${method.toUpperCase()} ${path} ${res.status}: the contract documents no body`);

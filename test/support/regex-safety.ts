@@ -10,6 +10,7 @@ export function superLinearReports(source: string, flags = 'u'): string[] {
   const parser = new RegExpParser({ ecmaVersion: 2025 });
   const literal = { pattern: parser.parsePattern(source, 0, source.length, { unicode: flags.includes('u') }), flags: parser.parseFlags(flags) };
   return analyse(literal, { assumeRejectingSuffix: true }).reports.map(
-    (report) => `${report.type}${report.exponential ? ' (exponential)' : ''}: ${'quant' in report ? report.quant.raw : `${report.startQuant.raw} / ${report.endQuant.raw}`} on ${report.character.literal.source}+`,
+    (report) =>
+      `${report.type}${report.exponential ? ' (exponential)' : ''}: ${'quant' in report ? report.quant.raw : `${report.startQuant.raw} / ${report.endQuant.raw}`} on ${report.character.literal.source}+`,
   );
 }

@@ -108,7 +108,14 @@ interface Surface {
 }
 
 const JSON_TYPE = { 'Content-Type': 'application/json' };
-const LEAD = { nome: 'Ana Souza', email: 'ana.souza@exemplo.com.br', telefone: '+55 11 98765-4321', empresa: 'Souza & Filhos', mensagem: 'Olá', origem: 'site' };
+const LEAD = {
+  nome: 'Ana Souza',
+  email: 'ana.souza@exemplo.com.br',
+  telefone: '+55 11 98765-4321',
+  empresa: 'Souza & Filhos',
+  mensagem: 'Olá',
+  origem: 'site',
+};
 const LEAD_FIELDS = Object.keys(LEAD);
 const MCP_META = {
   'io.modelcontextprotocol/protocolVersion': '2026-07-28',
@@ -145,14 +152,12 @@ const form = (params: Record<string, unknown>) => ({
 });
 
 const SURFACES: Surface[] = [
-  ...['/api/v1/lead', '/api/v1/sandbox'].map(
-    (path): Surface => ({
-      name: `POST ${path}`,
-      fields: LEAD_FIELDS,
-      depth: 1,
-      build: (field, value, json) => ({ method: 'POST', path, headers: JSON_TYPE, body: json({ ...LEAD, [field]: value }) }),
-    }),
-  ),
+  ...['/api/v1/lead', '/api/v1/sandbox'].map((path): Surface => ({
+    name: `POST ${path}`,
+    fields: LEAD_FIELDS,
+    depth: 1,
+    build: (field, value, json) => ({ method: 'POST', path, headers: JSON_TYPE, body: json({ ...LEAD, [field]: value }) }),
+  })),
   {
     name: 'POST /api/v1/agent/identity (anonymous)',
     fields: ['type', 'client_name', 'contacts/0'],
@@ -202,14 +207,12 @@ const SURFACES: Surface[] = [
       return { method: 'POST', path: '/api/v1/graphql', headers: JSON_TYPE, body: json(body) };
     },
   },
-  ...['validate_lead', 'submit_lead'].map(
-    (tool): Surface => ({
-      name: `MCP tools/call ${tool}`,
-      fields: LEAD_FIELDS,
-      depth: 4,
-      build: (field, value, json) => mcp('tools/call', tool, { name: tool, arguments: { ...LEAD, [field]: value } }, json),
-    }),
-  ),
+  ...['validate_lead', 'submit_lead'].map((tool): Surface => ({
+    name: `MCP tools/call ${tool}`,
+    fields: LEAD_FIELDS,
+    depth: 4,
+    build: (field, value, json) => mcp('tools/call', tool, { name: tool, arguments: { ...LEAD, [field]: value } }, json),
+  })),
   {
     name: 'MCP tools/call search_docs, get_doc',
     fields: ['search_docs query', 'get_doc slug'],
@@ -235,7 +238,8 @@ const SURFACES: Surface[] = [
     header: true,
     build: (field, value) => {
       const text = String(value);
-      if (field === 'Idempotency-Key') return { method: 'POST', path: '/api/v1/lead', headers: { ...JSON_TYPE, 'Idempotency-Key': text }, body: JSON.stringify(LEAD) };
+      if (field === 'Idempotency-Key')
+        return { method: 'POST', path: '/api/v1/lead', headers: { ...JSON_TYPE, 'Idempotency-Key': text }, body: JSON.stringify(LEAD) };
       const authorization = field === 'Authorization' ? text : `Bearer ${text}`;
       return { method: 'POST', path: '/api/v1/sandbox', headers: { ...JSON_TYPE, Authorization: authorization }, body: JSON.stringify(LEAD) };
     },

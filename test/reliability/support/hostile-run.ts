@@ -47,7 +47,11 @@ async function warmUp(service: ProbedService, client: HttpClient): Promise<void>
  * field are skipped (each would cost the same wait). A call answered over `budgetMs` is sent twice more and keeps its
  * shortest hold: a value's cost comes back every time, a collection or a busy machine's scheduling does not.
  */
-export async function runCorpus(service: ProbedService, calls: HostileCall[], { timeoutMs, budgetMs }: { timeoutMs: number; budgetMs: number }): Promise<CorpusRun> {
+export async function runCorpus(
+  service: ProbedService,
+  calls: HostileCall[],
+  { timeoutMs, budgetMs }: { timeoutMs: number; budgetMs: number },
+): Promise<CorpusRun> {
   const started = Date.now();
   const outcomes: Outcome[] = [];
   const skipped: HostileCall[] = [];

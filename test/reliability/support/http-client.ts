@@ -55,12 +55,15 @@ export class HttpClient {
         resolve(complete);
       };
       const fail = (error: NodeJS.ErrnoException) => finish({ status: 0, headers: {}, body: '', error: error.code ?? error.message });
-      const req = request({ host: this.target.hostname, port: this.target.port, method, path, headers, agent: this.agent, localAddress: this.localAddress }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => finish({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
-        res.on('error', fail);
-      });
+      const req = request(
+        { host: this.target.hostname, port: this.target.port, method, path, headers, agent: this.agent, localAddress: this.localAddress },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          res.on('end', () => finish({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+          res.on('error', fail);
+        },
+      );
       const deadline = setTimeout(() => req.destroy(Object.assign(new Error('no answer in time'), { code: 'CLIENT_TIMEOUT' })), this.timeoutMs);
       req.on('error', fail);
       req.end(body);

@@ -51,7 +51,12 @@ export class LeadLedger {
 }
 
 export const register = (client: HttpClient): Promise<Reply> =>
-  client.send({ method: 'POST', path: '/api/v1/agent/identity', headers: JSON_HEADERS, body: JSON.stringify({ type: 'anonymous', client_name: 'reliability' }) });
+  client.send({
+    method: 'POST',
+    path: '/api/v1/agent/identity',
+    headers: JSON_HEADERS,
+    body: JSON.stringify({ type: 'anonymous', client_name: 'reliability' }),
+  });
 
 export const exchange = (client: HttpClient, assertion: string): Promise<Reply> =>
   client.send({

@@ -24,8 +24,21 @@ export class MixedTraffic {
     [6, () => this.request('info', [200], { path: '/api/v1/info' })],
     [6, () => this.graphql()],
     [6, () => this.request('malformed JSON', [400], { method: 'POST', path: '/api/v1/lead', headers: JSON_HEADERS, body: '{"nome": "Ana",' })],
-    [4, () => this.request('oversize body', [413], { method: 'POST', path: '/api/v1/lead', headers: JSON_HEADERS, body: JSON.stringify({ nome: 'x'.repeat(BODY_LIMIT) }) })],
-    [5, () => this.request('wrong media type', [415], { method: 'POST', path: '/api/v1/lead', headers: { 'Content-Type': 'text/plain' }, body: leadBody('text') })],
+    [
+      4,
+      () =>
+        this.request('oversize body', [413], {
+          method: 'POST',
+          path: '/api/v1/lead',
+          headers: JSON_HEADERS,
+          body: JSON.stringify({ nome: 'x'.repeat(BODY_LIMIT) }),
+        }),
+    ],
+    [
+      5,
+      () =>
+        this.request('wrong media type', [415], { method: 'POST', path: '/api/v1/lead', headers: { 'Content-Type': 'text/plain' }, body: leadBody('text') }),
+    ],
     [3, () => this.registerAgent()],
   ];
   private readonly totalWeight = this.kinds.reduce((sum, [weight]) => sum + weight, 0);

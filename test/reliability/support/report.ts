@@ -15,7 +15,10 @@ export function report(scenario: string, lines: string[]): void {
   if (!WRITE_RESULTS) return;
   const sections = new Map<string, string>();
   if (existsSync(RESULTS_FILE)) {
-    for (const section of readFileSync(RESULTS_FILE, 'utf8').split(/^(?=## )/m).slice(1)) sections.set(section.split('\n', 1)[0], section.trimEnd());
+    for (const section of readFileSync(RESULTS_FILE, 'utf8')
+      .split(/^(?=## )/m)
+      .slice(1))
+      sections.set(section.split('\n', 1)[0], section.trimEnd());
   }
   const title = `## ${scenario}`;
   const when = `_${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${MODE} mode_`;

@@ -36,7 +36,14 @@ export class RoundRobinProxy {
       const target = this.upstreams[this.next++ % this.upstreams.length];
       const forwarded = [req.headers['x-forwarded-for'], req.socket.remoteAddress].filter(Boolean).join(', ');
       const outgoing = request(
-        { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: { ...endToEnd(req.headers), 'x-forwarded-for': forwarded }, agent: this.agent },
+        {
+          host: target.hostname,
+          port: target.port,
+          method: req.method,
+          path: req.url,
+          headers: { ...endToEnd(req.headers), 'x-forwarded-for': forwarded },
+          agent: this.agent,
+        },
         (answer) => {
           res.writeHead(answer.statusCode!, { ...endToEnd(answer.headers), 'x-upstream': target.origin });
           answer.pipe(res);

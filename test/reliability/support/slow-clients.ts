@@ -23,13 +23,10 @@ export function slowLoris(port: number, count: number, { intervalMs, giveUpMs }:
           let answer = '';
           let closedByServer = true;
           // Staggered, so the bytes arrive as a trickle rather than in bursts.
-          const trickle = setTimeout(
-            () => {
-              const ticker = setInterval(() => socket.write('a'), intervalMs);
-              socket.once('close', () => clearInterval(ticker));
-            },
-            Math.random() * intervalMs,
-          );
+          const trickle = setTimeout(() => {
+            const ticker = setInterval(() => socket.write('a'), intervalMs);
+            socket.once('close', () => clearInterval(ticker));
+          }, Math.random() * intervalMs);
           const giveUp = setTimeout(() => {
             closedByServer = false;
             socket.destroy();
