@@ -1,19 +1,22 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /**
  * The package's folder: the nearest one above this code that holds package.json. This code runs from src/ (Jest),
  * dist/src/ (tsc's output) and dist/server.cjs (the bundle), so a fixed number of `..` would fit only one of them;
- * the working directory fits none when the service is started from elsewhere.
+ * the working directory fits none when the service is started from elsewhere. A package.json without a name is a
+ * marker, not the package: dist/dev/'s, which only says that `npm run start:dev`'s output is CommonJS.
  */
 function findPackageRoot(): string {
   const start = dirname(fileURLToPath(import.meta.url));
   for (let dir = start; ; dir = dirname(dir)) {
-    if (existsSync(join(dir, 'package.json'))) return dir;
+    if (isPackage(join(dir, 'package.json'))) return dir;
     if (dirname(dir) === dir) throw new Error(`No package.json above ${start}`);
   }
 }
+
+const isPackage = (file: string): boolean => existsSync(file) && typeof (JSON.parse(readFileSync(file, 'utf8')) as { name?: unknown }).name === 'string';
 
 export const PACKAGE_ROOT = findPackageRoot();
 
