@@ -123,8 +123,8 @@ describe('loadConfig', () => {
       [{ LOG_LEVEL: 'DEBUG' }, { logLevel: 'debug' }],
       [{ LOG_LEVEL: 'silent' }, { logLevel: 'silent' }],
       [{ REDIS_KEY_PREFIX: 'staging:' }, { redisKeyPrefix: 'staging:' }],
-      [{ REDIS_KEY_PREFIX: '{eu-west}:leads/' }, { redisKeyPrefix: '{eu-west}:leads/' }],
-      [{ REDIS_KEY_PREFIX: 'x'.repeat(64) }, { redisKeyPrefix: 'x'.repeat(64) }],
+      [{ REDIS_KEY_PREFIX: '{eu-west}:leads:' }, { redisKeyPrefix: '{eu-west}:leads:' }],
+      [{ REDIS_KEY_PREFIX: `${'x'.repeat(63)}:` }, { redisKeyPrefix: `${'x'.repeat(63)}:` }],
       [{ CORS_ORIGINS: '*' }, { corsOrigins: '*' }],
       [{ CORS_ORIGINS: 'https://a.example, http://localhost:5173' }, { corsOrigins: ['https://a.example', 'http://localhost:5173'] }],
       [{ TRUST_PROXY: '0' }, { trustProxy: 0 }],
@@ -189,7 +189,7 @@ describe('loadConfig', () => {
       expectRefused('PUBLIC_BASE_URL', value);
     });
 
-    it.each(['two words', 'tab\there', 'é:', 'x'.repeat(65)])('REDIS_KEY_PREFIX=%j', (value) => {
+    it.each(['two words:', 'tab\there:', 'é:', `${'x'.repeat(64)}:`, 'prod', 'a*[:', 'leads?:', ':leads\\:'])('REDIS_KEY_PREFIX=%j', (value) => {
       expectRefused('REDIS_KEY_PREFIX', value);
     });
 

@@ -173,10 +173,15 @@ function parseLogFormat(raw: string | undefined, readable: boolean): LogFormat {
   return format;
 }
 
-/** Printable ASCII without spaces, so that the prefix reads the same in redis-cli, key patterns and ACL rules. */
+/**
+ * No glob characters, so that a key pattern or ACL rule (`~leads:*`) means what it says, and a trailing colon, so that
+ * `prod:*` does not also reach a `prod2:` deployment's keys. Braces stay allowed for Redis Cluster hash tags.
+ */
 function parseRedisKeyPrefix(raw: string | undefined): string {
   if (raw === undefined) return 'leads:';
-  if (!/^[\x21-\x7e]{1,64}$/.test(raw)) throw new ConfigError('REDIS_KEY_PREFIX', 'must be 1 to 64 printable ASCII characters without spaces');
+  if (!/^[\w.{}/:-]{0,63}:$/.test(raw)) {
+    throw new ConfigError('REDIS_KEY_PREFIX', 'must be 1 to 64 characters of letters, digits and _ . - / { } :, ending with ":" (for example staging:)');
+  }
   return raw;
 }
 
