@@ -324,16 +324,25 @@ describeBrowser(HAVE_CHROMIUM ? `browser (Chromium at ${CHROMIUM})` : `browser (
     expect(errors).toEqual([]);
   });
 
-  it('(g) the example page works end to end', async () => {
+  it('(g) the example page tries the form through the sandbox: the normalised lead is shown, nothing is stored', async () => {
     const before = await countLeads(t.dataSource);
     await page.goto(`${appBase}/forms/example`);
     expect(await page.locator('#snippet-script').textContent()).toBe(`<script src="${appBase}/forms/leads.js" defer></script>`);
     expect(await page.locator('#snippet-form').textContent()).toContain('<form data-leads');
-    await fill(page, { nome: 'Exemplo', email: 'exemplo@example.com', mensagem: 'Do exemplo' });
+    // The snippet to paste sends real leads; the page's own copy only tries them.
+    expect(await page.locator('#snippet-form').textContent()).not.toContain('data-leads-sandbox');
+    const posted: string[] = [];
+    page.on('request', (request) => {
+      if (request.method() === 'POST') posted.push(new URL(request.url()).pathname);
+    });
+    await fill(page, { nome: '  Exemplo  ', email: 'exemplo@EXAMPLE.com', mensagem: 'Do exemplo' });
     await page.click('form[data-leads] button[type=submit]');
-    await page.waitForSelector('[data-leads-status][data-state=success]');
+    await page.waitForSelector('[data-leads-status][data-state=success] [data-leads-preview]');
     await shot('g-example-success');
-    expect(await countLeads(t.dataSource)).toBe(before + 1);
+    const preview = JSON.parse((await page.locator('[data-leads-preview]').textContent()) ?? '');
+    expect(preview).toMatchObject({ nome: 'Exemplo', email: 'exemplo@example.com', mensagem: 'Do exemplo', origem: 'forms-example' });
+    expect(posted).toEqual(['/api/v1/sandbox']);
+    expect(await countLeads(t.dataSource)).toBe(before);
   });
 
   it('(h) the example form fits a 375 px screen without horizontal scrolling', async () => {

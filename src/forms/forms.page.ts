@@ -49,9 +49,11 @@ to <code>${escapeHtml(base)}/api/v1/lead</code>, shows errors beside the fields,
 the lead came from, unless the form has an <code>origem</code> field), <code>data-success</code> (the thank-you text),
 <code>data-leads-api</code> (another API origin). No cookies, no storage.</p>
 <h2>Try it</h2>
+<p>This copy of the form carries <code>data-leads-sandbox</code>: it is validated by <code>/api/v1/sandbox</code>, which
+stores nothing, and shows the lead as it would be stored. The form you paste has no such attribute and sends real leads.</p>
 <section aria-labelledby="try-heading">
 <h3 id="try-heading">Contact us</h3>
-${snippet.form.replace('data-origem="site"', 'data-origem="forms-example"')}
+${snippet.form.replace('data-origem="site" data-success="Thank you! We will be in touch soon."', 'data-origem="forms-example" data-leads-sandbox data-success="Valid. Nothing was stored; this is the lead as the service would store it:"')}
 </section>
 <script src="/forms/leads.js" defer></script>`;
   return docsLayout('Lead form for your site', body);

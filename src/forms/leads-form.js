@@ -53,6 +53,8 @@
     form.setAttribute('data-leads-ready', 'true');
     form.setAttribute('novalidate', '');
     var api = form.getAttribute('data-leads-api') || scriptOrigin;
+    // A trial form (the example page's): validated by the sandbox, which stores nothing, and the normalised lead shown.
+    var trial = form.getAttribute('data-leads-sandbox') !== null;
     // A loop, not /\/+$/: that pattern is quadratic on a run of slashes, and old browsers lack lookbehind.
     while (api.charAt(api.length - 1) === '/') api = api.slice(0, -1);
     var key = newKey();
@@ -166,13 +168,20 @@
       return data;
     }
 
-    function succeed() {
+    /** @param {any} result the JSON body of the answer */
+    function succeed(result) {
       clearErrors();
       form.reset();
       key = newKey();
       retried = false;
       busy(false);
       say(form.getAttribute('data-success') || 'Thank you! We received your message and will be in touch soon.', 'success');
+      if (trial && result && result.lead) {
+        var preview = document.createElement('pre');
+        preview.setAttribute('data-leads-preview', '');
+        preview.textContent = JSON.stringify(result.lead, null, 2);
+        status.appendChild(preview);
+      }
     }
 
     /**
@@ -196,11 +205,11 @@
 
     /**
      * @param {Response} res
-     * @param {any} problem the JSON body, or null
+     * @param {any} problem the JSON body (a problem, or the sandbox's result), or null
      * @param {Record<string, string>} data
      */
     function handle(res, problem, data) {
-      if (res.status === 200 || res.status === 201) return succeed();
+      if (res.status === 200 || res.status === 201) return succeed(problem);
       if (res.status === 429) {
         var seconds = parseInt(res.headers.get('Retry-After') || '', 10);
         if (!(seconds >= 0)) seconds = 30;
@@ -236,11 +245,14 @@
     function send(data) {
       busy(true);
       say('Sending…', 'sending');
-      fetch(api + '/api/v1/lead', {
+      /** @type {Record<string, string>} */
+      var headers = { 'Content-Type': 'application/json', Accept: 'application/json, application/problem+json' };
+      if (!trial) headers['Idempotency-Key'] = key;
+      fetch(api + (trial ? '/api/v1/sandbox' : '/api/v1/lead'), {
         method: 'POST',
         mode: 'cors',
         credentials: 'omit',
-        headers: { 'Content-Type': 'application/json', Accept: 'application/json, application/problem+json', 'Idempotency-Key': key },
+        headers: headers,
         body: JSON.stringify(data),
       }).then(
         function (res) {
