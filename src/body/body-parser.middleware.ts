@@ -4,7 +4,7 @@ import { Injectable, NestMiddleware } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import { AppError } from '../problem/app-error.js';
 import { BODY_LIMIT_BYTES, CODED_WIRE_LIMIT_BYTES } from '../server/http-limits.js';
-import { parseBody } from './request-body.js';
+import { recordBody } from './request-body.js';
 
 const DECODERS: Record<string, () => Transform> = { gzip: createGunzip, deflate: createInflate, br: createBrotliDecompress };
 
@@ -16,9 +16,9 @@ class BodyError extends Error {
 }
 
 /**
- * Reads every request body as bytes, within the limit, and parses it by its Content-Type into req.body
- * (request-body.ts); whether the route accepts that media type is its own check (@Consumes, body.guard.ts), so that the
- * wrong media type is a 415 there rather than a silent empty body.
+ * Reads every request body as bytes, within the limit, and records its media type (request-body.ts); a route that
+ * reads a body has it parsed and checked then (@Consumes, body.guard.ts), so that the wrong media type is a 415 there
+ * rather than a silent empty body, and a route that reads none costs no parse.
  * A body over the limit is refused as soon as that is known: from Content-Length before any byte of it is read, else
  * at the byte that passes the limit. The rest is never read: the answer closes the connection (body-parser, used
  * before, read the whole body first, so a client declaring 100 GB was read for as long as it sent).
@@ -37,7 +37,7 @@ export class BodyParserMiddleware implements NestMiddleware {
         throw error;
       }
     }
-    parseBody(req, raw);
+    recordBody(req, raw);
     next();
   }
 }

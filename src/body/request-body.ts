@@ -14,7 +14,9 @@ interface BodyOutcome {
   mediaType: string | null | undefined;
   /** The charset parameter, lower-cased. */
   charset: string | undefined;
-  /** Why the body is not a valid body of its media type (JSON or form), when it is not. */
+  /** The bytes, until a route that reads this media type parses them (then the parsed value is req.body). */
+  raw?: Buffer;
+  /** Why the body is not a valid body of its media type (JSON or form), once parsed, when it is not. */
   error?: AppError;
 }
 
@@ -24,19 +26,19 @@ const NO_CONTENT_TYPE: BodyOutcome = Object.freeze({ mediaType: undefined, chars
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
- * Fills req.body by Content-Type: a JSON value for application/json (strict-json.ts), single-valued parameters for a
- * form, the bytes for any other type. A body that fails its media type's rules is not refused here: the failure is
- * kept for the route that reads it (jsonBodyOf, formBodyOf), which answers after authentication and rate limiting, in
- * its own terms; a route that reads no body ignores it.
+ * Records the request's media type and leaves the bytes in req.body. A JSON or form body is parsed only when a route
+ * reads it (jsonBodyOf, formBodyOf: the body guard of a route marked @Consumes, or MCP), after authentication and rate
+ * limiting, so a request to a route that reads no body (a 404, a preflight, health) costs no parse. A body that fails
+ * its media type's rules is answered then, in that route's terms.
  */
-export function parseBody(req: Request, raw: Buffer | undefined): void {
+export function recordBody(req: Request, raw: Buffer | undefined): void {
+  if (raw) req.body = raw;
   const header = req.headers['content-type'];
   if (!header) {
     (req as RequestWithOutcome)[OUTCOME] = NO_CONTENT_TYPE;
-    if (raw) req.body = raw;
     return;
   }
-  const outcome: BodyOutcome = { mediaType: null, charset: undefined };
+  const outcome: BodyOutcome = { mediaType: null, charset: undefined, raw };
   try {
     const parsed = parseContentType(header);
     outcome.mediaType = parsed.type;
@@ -45,18 +47,15 @@ export function parseBody(req: Request, raw: Buffer | undefined): void {
     // mediaType stays null: every route that reads a body refuses it.
   }
   (req as RequestWithOutcome)[OUTCOME] = outcome;
-  const text = outcome.charset === undefined || outcome.charset === 'utf-8';
-  if (text && outcome.mediaType === JSON_MEDIA_TYPE) {
-    const parsed = parseJson(raw);
-    if (parsed instanceof AppError) outcome.error = parsed;
-    else req.body = parsed.value;
-  } else if (text && outcome.mediaType === FORM_MEDIA_TYPE) {
-    const parsed = parseForm(raw);
-    if (parsed instanceof AppError) outcome.error = parsed;
-    else req.body = parsed;
-  } else if (raw) {
-    req.body = raw;
-  }
+}
+
+/** Parses the body once, as its (already checked) media type, into req.body or outcome.error. */
+function settle(req: Request, outcome: BodyOutcome, parse: (raw: Buffer | undefined) => unknown): void {
+  if (!('raw' in outcome)) return;
+  const parsed = parse(outcome.raw);
+  delete outcome.raw;
+  if (parsed instanceof AppError) outcome.error = parsed;
+  else req.body = parsed;
 }
 
 function outcomeOf(req: Request): BodyOutcome {
@@ -68,13 +67,15 @@ function outcomeOf(req: Request): BodyOutcome {
  * empty, non-UTF-8 or malformed body, 422 for duplicate or prototype keys and nesting (strict-json.ts).
  */
 export function jsonBodyOf(req: Request): unknown {
-  const { mediaType, charset, error } = outcomeOf(req);
+  const { mediaType, charset } = outcomeOf(req);
   const refuse = (detail: string) => new AppError('unsupported_media_type', detail);
   if (mediaType === undefined) throw refuse('The Content-Type header is missing; send application/json.');
   if (mediaType === null) throw refuse('The Content-Type header is malformed; send application/json.');
   if (mediaType !== JSON_MEDIA_TYPE) throw refuse(`Content-Type ${mediaType} is not accepted; send application/json.`);
   if (charset !== undefined && charset !== 'utf-8') throw refuse(`charset=${charset} is not accepted; send UTF-8 (charset=utf-8 or none).`);
-  if (error) throw error;
+  const outcome = outcomeOf(req);
+  settle(req, outcome, parseJson);
+  if (outcome.error) throw outcome.error;
   return req.body;
 }
 
@@ -92,16 +93,18 @@ export function jsonObjectBodyOf(req: Request): Record<string, unknown> {
  * repeated parameter or bytes that are not UTF-8 are `invalid_request`, as OAuth clients expect.
  */
 export function formBodyOf(req: Request): Record<string, string> {
-  const { mediaType, charset, error } = outcomeOf(req);
+  const { mediaType, charset } = outcomeOf(req);
   if (mediaType !== FORM_MEDIA_TYPE) {
     throw new AppError('invalid_request', `The body must be application/x-www-form-urlencoded${mediaType ? `, not ${mediaType}` : ''}.`);
   }
   if (charset !== undefined && charset !== 'utf-8') throw new AppError('invalid_request', 'The body must be encoded as UTF-8.');
-  if (error) throw error;
+  const outcome = outcomeOf(req);
+  settle(req, outcome, parseForm);
+  if (outcome.error) throw outcome.error;
   return req.body as Record<string, string>;
 }
 
-function parseJson(raw: Buffer | undefined): { value: unknown } | AppError {
+function parseJson(raw: Buffer | undefined): unknown {
   if (!raw || raw.length === 0) return new AppError('malformed_json', 'The request body is empty; send a JSON object.');
   let text: string;
   try {
@@ -110,7 +113,7 @@ function parseJson(raw: Buffer | undefined): { value: unknown } | AppError {
     return new AppError('invalid_encoding', 'The request body is not valid UTF-8.');
   }
   const parsed = parseStrictJson(text);
-  if (parsed.ok) return { value: parsed.value };
+  if (parsed.ok) return parsed.value;
   return parsed.syntax ? new AppError('malformed_json', 'The request body is not valid JSON.') : validationFailed(parsed.errors);
 }
 
