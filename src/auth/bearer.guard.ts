@@ -9,6 +9,7 @@ import { AppError } from '../problem/app-error.js';
 import { FailedAuthLimiter } from '../rate-limit/failed-auth.limiter.js';
 import { bearerChallenge } from './bearer-challenge.js';
 import { RequestWithPrincipal } from './principal.js';
+import { isOperatorOnly } from './scopes.js';
 
 /** How a route authenticates: no mark (anonymous only, no token read), an optional bearer, or required scopes. */
 export type RouteAuth = { required: false } | { required: true; scopes: readonly string[] };
@@ -34,7 +35,8 @@ export function routeAuth(reflector: Reflector, context: Pick<ExecutionContext, 
  */
 export function openApiSecurity(auth: RouteAuth | undefined): Record<string, string[]>[] {
   if (!auth) return [];
-  return auth.required ? [{ bearerAuth: [...auth.scopes] }] : [{}, { bearerAuth: [] }];
+  if (!auth.required) return [{}, { bearerAuth: [] }];
+  return [{ [isOperatorOnly(auth.scopes) ? 'operatorAuth' : 'bearerAuth']: [...auth.scopes] }];
 }
 
 /**

@@ -8,13 +8,15 @@ export interface Caller {
   scope: string;
   /** The agent registration behind the bearer token, if any. */
   registrationId: string | null;
+  /** The operator client behind the bearer token, if any. */
+  clientId: string | null;
 }
 
 export function callerOf(req: Request): Caller {
   const principal = principalOf(req);
-  if (principal.kind === 'agent') return { scope: `agent:${principal.registrationId}`, registrationId: principal.registrationId };
-  if (principal.kind === 'operator') return { scope: `operator:${principal.clientId}`, registrationId: null };
-  return { scope: `ip:${clientIp(req)}`, registrationId: null };
+  if (principal.kind === 'agent') return { scope: `agent:${principal.registrationId}`, registrationId: principal.registrationId, clientId: null };
+  if (principal.kind === 'operator') return { scope: `operator:${principal.clientId}`, registrationId: null, clientId: principal.clientId };
+  return { scope: `ip:${clientIp(req)}`, registrationId: null, clientId: null };
 }
 
 export const CurrentCaller = createParamDecorator((_data: unknown, ctx: ExecutionContext) => callerOf(ctx.switchToHttp().getRequest<Request>()));

@@ -2,7 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { AppConfig } from '../config/config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { KeyStore, PublicJwk } from '../oauth/key-store.service.js';
-import { JWT_BEARER_GRANT, SCOPES } from '../oauth/token.service.js';
+import { ALL_SCOPES } from '../auth/scopes.js';
+import { JWT_BEARER_GRANT } from '../oauth/token.service.js';
 
 /**
  * The documents an agent needs, knowing only PUBLIC_BASE_URL. Issuer and resource are that origin, byte for byte.
@@ -22,7 +23,7 @@ export class DiscoveryService {
       resource: base,
       authorization_servers: [base],
       bearer_methods_supported: ['header'],
-      scopes_supported: SCOPES,
+      scopes_supported: ALL_SCOPES,
       resource_name: 'Leads API',
       resource_documentation: `${base}/docs/agents`,
     };
@@ -34,7 +35,7 @@ export class DiscoveryService {
       grant_types_supported: [JWT_BEARER_GRANT],
       token_endpoint_auth_methods_supported: ['none'],
       revocation_endpoint_auth_methods_supported: ['none'],
-      scopes_supported: SCOPES,
+      scopes_supported: ALL_SCOPES,
       service_documentation: `${base}/docs/agents`,
       agent_auth: {
         identity_endpoint: `${base}/api/v1/agent/identity`,

@@ -2,7 +2,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
-import { SCOPES, TokenService } from '../oauth/token.service.js';
+import { AGENT_SCOPES } from '../auth/scopes.js';
+import { TokenService } from '../oauth/token.service.js';
 import { AgentRegistration, RegistrationType } from './agent-registration.entity.js';
 import { parseIdentityRequest } from './identity-request.js';
 
@@ -36,7 +37,7 @@ export class IdentityService {
       clientName: request.clientName ?? null,
       contacts: request.contacts ? JSON.stringify(request.contacts) : null,
       email: request.email ?? null,
-      scopes: SCOPES.join(' '),
+      scopes: AGENT_SCOPES.join(' '),
       claimTokenHash: createHash('sha256').update(claimToken).digest('hex'),
       claimTokenExpiresAt: new Date(now.getTime() + CLAIM_TOKEN_LIFETIME_MS),
       createdAt: now,
@@ -50,7 +51,7 @@ export class IdentityService {
       registration_type: registration.type,
       identity_assertion: assertion,
       assertion_expires: expiresAt.toISOString(),
-      scopes: SCOPES,
+      scopes: [...AGENT_SCOPES],
       claim_token: claimToken,
       claim_token_expires: registration.claimTokenExpiresAt.toISOString(),
     };

@@ -28,7 +28,7 @@ export class McpService implements OnModuleDestroy {
   constructor(factory: McpServerFactory, @Inject(APP_CONFIG) config: AppConfig) {
     this.handler = createMcpHandler(({ authInfo }) => {
       const { caller, toolCalled } = (authInfo?.extra ?? {}) as { caller?: Caller; toolCalled?: string };
-      return factory.create(caller ?? { scope: 'unknown', registrationId: null }, toolCalled);
+      return factory.create(caller ?? { scope: 'unknown', registrationId: null, clientId: null }, toolCalled);
     });
     this.node = toNodeHandler(this.handler);
     const publicHost = new URL(config.publicBaseUrl).hostname;

@@ -15,7 +15,6 @@ import { KeyPurpose } from './signing-key.entity.js';
 import { RevokedToken } from './revoked-token.entity.js';
 
 export const JWT_BEARER_GRANT = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
-export const SCOPES = ['leads:write'];
 const ASSERTION_TYP = 'oauth-id-jag+jwt';
 const ACCESS_TOKEN_TYP = 'at+jwt';
 /** Tokens are parsed only below this size (RFC 8725 advice: bound the work before any crypto). */
