@@ -18,8 +18,8 @@ interface Pending {
 }
 
 /**
- * Stores leads, with group commit: the leads handed in during one turn of the event loop are written in one
- * transaction (multi-row INSERTs of at most 64 leads), and each promise settles only once its lead is committed. On
+ * Stores leads, with group commit: the leads handed in during one turn of the event loop are written in groups of at
+ * most 64, each group one transaction with multi-row INSERTs, and each promise settles only once its lead is committed. On
  * SQLite a commit per lead wrote ~4 log pages each, so a checkpoint (with its fsyncs, on the event loop) stalled every
  * ~250 leads: most of the p99 tail (bench/RESULTS.md). On PostgreSQL a turn is one round trip.
  *
