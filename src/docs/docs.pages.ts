@@ -106,6 +106,96 @@ token it signed has expired.
 `,
   },
   {
+    slug: 'operators',
+    title: 'Operators: read, export and import leads',
+    summary: 'Create an OAuth client, get a token with client credentials, then list, export and import leads.',
+    markdown: `
+# Operators: read, export and import leads
+
+The company's own people and systems (the marketing team, the CRM) read leads out with an **operator client**: an
+OAuth 2.0 confidential client (client credentials, RFC 6749 §4.4) created on the server by whoever runs it. Its access
+tokens carry the scopes the client was created with:
+
+| scope | lets the client |
+|---|---|
+| \`leads:read\` | list leads and read one (REST, GraphQL \`leads\`/\`lead\`, MCP \`list_leads\`/\`get_lead\`) |
+| \`leads:export\` | export leads as CSV or JSON Lines |
+| \`leads:write\` | send leads, at the operator rate-limit tier (the CLI's \`leads import\` while logged in) |
+| \`webhooks:manage\`, \`leads:erase\` | reserved for webhooks and data-subject requests |
+
+The shell blocks below run in order in one shell; they use \`jq\` to take values out of JSON answers.
+
+## 1. Create a client (on the server)
+
+\`\`\`sh
+npm run --silent clients:create -- --name "CRM" --scope "leads:read leads:export leads:write" | tail -n 1 > client.json
+CLIENT_ID=$(jq -r .client_id client.json)
+CLIENT_SECRET=$(jq -r .client_secret client.json)
+\`\`\`
+
+The last line of the output is \`{"client_id", "client_secret", "scope"}\`. The secret is shown this once and stored
+only as a hash: keep it in a secret store. \`npm run clients:list\` lists clients, \`npm run clients:rotate -- <client_id>\`
+issues a new secret (the old one keeps working for a grace period, so running systems can switch), and
+\`npm run clients:revoke -- <client_id>\` stops the client and every token it holds, on every instance at once.
+
+## 2. Get an access token
+
+\`\`\`sh
+ACCESS_TOKEN=$(curl -s {base_url}/oauth2/token -u "$CLIENT_ID:$CLIENT_SECRET" \\
+  -d grant_type=client_credentials -d scope="leads:read leads:export" | jq -r .access_token)
+\`\`\`
+
+\`-u\` is \`client_secret_basic\`; sending \`client_id\` and \`client_secret\` as form fields (\`client_secret_post\`) works
+too. \`scope\` is optional and must be a subset of the client's. The token is an RFC 9068 JWT valid for
+${lifetime(TOKEN_LIFETIMES.access_token)}: ask for a new one when it expires. Wrong credentials are \`401 invalid_client\`.
+Any OAuth library's client-credentials grant works unmodified; the token endpoint is in
+[/.well-known/oauth-authorization-server]({base_url}/.well-known/oauth-authorization-server).
+
+## 3. List leads
+
+\`\`\`sh
+curl -s "{base_url}/api/v1/leads?limit=50" -H "Authorization: Bearer $ACCESS_TOKEN" | jq .
+\`\`\`
+
+\`{"data": [lead, …], "next_cursor": "…" | null}\`, newest first. Pass \`cursor=<next_cursor>\` for the next page (the
+\`Link: <…>; rel="next"\` header holds that URL). Filters: \`since\` and \`until\` (RFC 3339 with a time zone, on
+\`received_at\`), \`origem\` (exact) and \`email\` (exact, case-insensitive). \`GET /api/v1/leads/{id}\` reads one lead.
+A lead as read has \`channel\` (\`api\`, \`form\`, \`mcp\` or \`cli\`: a label of the surface it came through) and
+\`registration_id\` or \`client_id\` when an agent or an operator sent it. A bad query parameter is a \`400 invalid_query\`
+whose \`errors[]\` name it.
+
+## 4. Export
+
+\`\`\`sh
+curl -s -OJ "{base_url}/api/v1/leads/export?format=csv&delimiter=%3B" -H "Authorization: Bearer $ACCESS_TOKEN"
+\`\`\`
+
+CSV (RFC 4180, UTF-8, a header row) or \`format=jsonl\` (JSON Lines), with the list's filters, streamed however many
+leads there are; the file name carries the date. \`delimiter=;\` is the profile for spreadsheets in Brazilian locales
+(semicolons and a UTF-8 byte order mark). Cells that a spreadsheet would read as a formula are prefixed with \`'\`;
+plain numbers such as \`+5511987654321\` are left alone.
+
+## 5. The CLI
+
+\`\`\`sh
+curl -fsSL {base_url}/cli/leads -o leads && chmod +x leads
+LEADS_CLIENT_SECRET="$CLIENT_SECRET" ./leads login --client-id "$CLIENT_ID"
+./leads list
+./leads export --format csv --output leads.csv
+./leads import leads.csv
+\`\`\`
+
+\`leads login\` reads the secret from \`LEADS_CLIENT_SECRET\` or standard input, never from a flag, and keeps it in its
+credentials file only with \`--save-secret\`. \`leads import\` reads CSV with \`,\` or \`;\` (a UTF-8 byte order mark and
+quoted line breaks are fine) and, while logged in, sends as the client (it needs \`leads:write\`).
+
+## Swagger UI
+
+In [/docs]({base_url}/docs), "Authorize" offers the client-credentials flow (\`operatorAuth\`): enter the client id and
+secret and the scopes to ask for.
+`,
+  },
+  {
     slug: 'quickstart',
     title: 'Quickstart',
     summary: 'Validate a lead in the sandbox, then submit it, safely retried with an Idempotency-Key.',
