@@ -3,6 +3,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { IdempotencyKey } from './idempotency-key.entity.js';
 import { IdempotencyService } from './idempotency.service.js';
 import { Lead } from './lead.entity.js';
+import { LeadReader } from './lead-reader.service.js';
 import { LeadValidationService } from './lead-validation.service.js';
 import { LeadWriter } from './lead-writer.service.js';
 import { LeadsController } from './leads.controller.js';
@@ -11,8 +12,9 @@ import { LeadsService } from './leads.service.js';
 @Module({
   imports: [TypeOrmModule.forFeature([Lead, IdempotencyKey])],
   controllers: [LeadsController],
-  providers: [LeadsService, LeadValidationService, LeadWriter, IdempotencyService],
-  // LeadWriter: other modules add their rows to the transaction that stores a lead (LeadWriter.alsoWrite).
-  exports: [LeadsService, LeadValidationService, LeadWriter],
+  providers: [LeadsService, LeadValidationService, LeadWriter, LeadReader, IdempotencyService],
+  // LeadWriter: other modules add their rows to the transaction that stores a lead (LeadWriter.alsoWrite). LeadReader:
+  // the one read path of every surface (REST, GraphQL, MCP, export).
+  exports: [LeadsService, LeadValidationService, LeadWriter, LeadReader],
 })
 export class LeadsModule {}
