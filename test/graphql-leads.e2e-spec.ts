@@ -38,7 +38,8 @@ describe('GraphQL for operators: leads and lead', () => {
     t = await startTestApp();
     reader = await operatorToken(t, 'leads:read', 'crm-reader');
     const registration = await t.http.post('/api/v1/agent/identity').send({ type: 'anonymous' });
-    agent = (await t.http.post('/oauth2/token').type('form').send({ grant_type: JWT_BEARER, assertion: registration.body.identity_assertion })).body.access_token;
+    agent = (await t.http.post('/oauth2/token').type('form').send({ grant_type: JWT_BEARER, assertion: registration.body.identity_assertion })).body
+      .access_token;
 
     // One at a time, so that received_at orders them as sent.
     for (const body of [
@@ -92,7 +93,7 @@ describe('GraphQL for operators: leads and lead', () => {
     const all: Json[] = [];
     let cursor: string | null = null;
     do {
-      const res = await t.http
+      const res: Response = await t.http
         .get('/api/v1/leads')
         .query({ ...query, limit: '200', ...(cursor ? { cursor } : {}) })
         .set('Authorization', `Bearer ${reader}`)
@@ -263,7 +264,12 @@ describe('GraphQL for operators: leads and lead', () => {
       ['a date without a time zone', { filter: { since: '2026-01-01T00:00:00' } }, 'filter.since', /^filter\.since must be an RFC 3339 date-time/],
       ['a day that does not exist', { filter: { until: '2026-02-30T00:00:00Z' } }, 'filter.until', /^filter\.until must be an RFC 3339 date-time/],
       ['a date that is not text', { filter: { since: 20260101 } }, 'filter.since', /^filter\.since must be an RFC 3339 date-time/],
-      ['until before since', { filter: { since: '2026-01-02T00:00:00Z', until: '2026-01-01T00:00:00Z' } }, 'filter.until', /^filter\.until must not be before since/],
+      [
+        'until before since',
+        { filter: { since: '2026-01-02T00:00:00Z', until: '2026-01-01T00:00:00Z' } },
+        'filter.until',
+        /^filter\.until must not be before since/,
+      ],
       ['an empty origem', { filter: { origem: '' } }, 'filter.origem', /^filter\.origem/],
       ['an e-mail longer than any stored', { filter: { email: `${'a'.repeat(250)}@example.com` } }, 'filter.email', /^filter\.email/],
       ['a cursor that is not one', { after: 'garbage!' }, 'after', /cursor/],
@@ -290,7 +296,7 @@ describe('GraphQL for operators: leads and lead', () => {
       // And a REST cursor works here when the filters are the same: one reader, one cursor format.
       const rest = await t.http.get('/api/v1/leads?origem=site&limit=1').set('Authorization', `Bearer ${reader}`).then(expectContract);
       const next = await data(PAGE_QUERY, { first: 1, after: rest.body.next_cursor, filter: { origem: 'site' } });
-      expect(next.leads.edges[0].node.nome).toBe('Ana');
+      expect([rest.body.data[0].nome, next.leads.edges[0].node.nome]).toEqual(['Ana', 'Maria Souza']);
     });
 
     it('names several wrong arguments at once', async () => {
@@ -316,7 +322,8 @@ describe('GraphQL for operators: leads and lead', () => {
       expect(res.body).not.toHaveProperty('data');
       expect(res.body.errors).toHaveLength(1);
       expect(res.body.errors[0].extensions.code).toBe('GRAPHQL_VALIDATION_FAILED');
-      expect(Number(ROWS_REFUSED.exec(res.body.errors[0].message)?.[1])).toBe(rows);
+      expect(res.body.errors[0].message).toMatch(ROWS_REFUSED);
+      expect(Number(ROWS_REFUSED.exec(res.body.errors[0].message)![1])).toBe(rows);
     }
 
     it('refuses ten aliased leads(first: 200) as 2000 rows, before reading any (no audit line)', async () => {
@@ -342,7 +349,12 @@ describe('GraphQL for operators: leads and lead', () => {
     });
 
     it('counts aliases hidden in fragments, and the default first of a bare leads', async () => {
-      expectRefused(await gql(`{ a: leads { edges { cursor } } ...F ... on Query { c: leads(first: 100) { edges { cursor } } } } fragment F on Query { b: leads(first: 60) { edges { cursor } } }`), 210);
+      expectRefused(
+        await gql(
+          `{ a: leads { edges { cursor } } ...F ... on Query { c: leads(first: 100) { edges { cursor } } } } fragment F on Query { b: leads(first: 60) { edges { cursor } } }`,
+        ),
+        210,
+      );
       expectRefused(await gql(`{ ${aliases(5, '50')} }`), 250);
       // One page of 200, or 200 spread over aliases, is allowed.
       expect((await data(`{ leads(first: 200) { edges { node { ${LEAD_FIELDS} } } } }`)).leads.edges).toHaveLength(18);

@@ -61,7 +61,13 @@ export class GraphqlLeadsService {
     const page = await readLeadPage(this.reader, input).catch((error: unknown) => {
       throw badUserInput(error);
     });
-    auditRead({ route: 'POST /api/v1/graphql leads', clientId: callerOf(req).clientId, requestId: requestIdOf(req), filter: input.filter, rows: page.data.length });
+    auditRead({
+      route: 'POST /api/v1/graphql leads',
+      clientId: callerOf(req).clientId,
+      requestId: requestIdOf(req),
+      filter: input.filter,
+      rows: page.data.length,
+    });
     return {
       edges: page.data.map((node, i) => ({ cursor: page.cursors[i], node })),
       pageInfo: {
@@ -85,7 +91,7 @@ export class GraphqlLeadsService {
 /** Without leads:read the field is an error and no data; the rest of the query still runs. */
 function authorise(req: Request, field: string): void {
   if (principalOf(req).scopes.includes(READ_SCOPE)) return;
-  throw new GraphQLError(`${field} needs an access token with the scope ${READ_SCOPE} (an operator client's).`, {
+  throw new GraphQLError(`${field} needs an access token with the scope ${READ_SCOPE} (an operator client’s).`, {
     extensions: { code: 'FORBIDDEN', scope: READ_SCOPE },
   });
 }
