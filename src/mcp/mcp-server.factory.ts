@@ -30,7 +30,8 @@ export const MCP_SERVER_NAME = 'leads';
 const INSTRUCTIONS =
   'Public lead-capture API of a workplace-services company. Use validate_lead before submit_lead, and submit a lead only ' +
   'with the explicit consent of the person it describes. Health, company information and documentation are read-only. ' +
-  'A bearer token (see the agents guide) is optional and only raises rate limits.';
+  'A bearer token is optional: an agent’s (see the agents guide) raises rate limits; an operator client’s with the scope ' +
+  'leads:read also gets list_leads and get_lead, which read stored leads (personal data).';
 
 /** The scope of the operator tools that read stored leads. */
 const READ_SCOPE = 'leads:read';
@@ -133,11 +134,10 @@ export class McpServerFactory {
    */
   create(call: McpCall, toolCalled?: string): McpServer {
     const server = new McpServer({ name: MCP_SERVER_NAME, title: 'Leads API', version: this.config.version }, { instructions: INSTRUCTIONS });
-    const allowed = (tool: ToolDefinition) => tool.scope === undefined || call.scopes.includes(tool.scope);
     const wanted = toolCalled === undefined ? undefined : this.tools.get(toolCalled);
-    const called = wanted && allowed(wanted) ? wanted : undefined;
+    const called = wanted && allowedTo(wanted, call.scopes) ? wanted : undefined;
     // An anonymous caller has no scopes: its list is the prebuilt one, no filtering.
-    const tools = called ? [called] : call.scopes.length === 0 ? this.openTools : [...this.tools.values()].filter(allowed);
+    const tools = called ? [called] : call.scopes.length === 0 ? this.openTools : [...this.tools.values()].filter((tool) => allowedTo(tool, call.scopes));
     for (const tool of tools) server.registerTool(tool.name, tool.config, (args: unknown) => tool.run(args, call));
     if (!called) this.registerReadables(server);
     return server;
@@ -410,3 +410,6 @@ export class McpServerFactory {
 }
 
 const SITE_NAME = (site: SiteService) => site.getInfo().brand;
+
+/** Whether a token with these scopes has the tool at all. */
+const allowedTo = (tool: ToolDefinition, scopes: readonly string[]) => tool.scope === undefined || scopes.includes(tool.scope);
