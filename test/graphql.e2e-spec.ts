@@ -204,7 +204,8 @@ describe('GraphQL: POST /api/v1/graphql', () => {
 
   describe('introspection', () => {
     it('answers the standard introspection query (as explorers send it) with the schema of src/graphql/schema.graphql', async () => {
-      const { __schema } = await data(getIntrospectionQuery({ descriptions: true }));
+      // specifiedByUrl too: the schema names the specification of its DateTime scalar (RFC 3339).
+      const { __schema } = await data(getIntrospectionQuery({ descriptions: true, specifiedByUrl: true }));
       expect(__schema.queryType.name).toBe('Query');
       expect(__schema.mutationType).toBeNull();
       expect(__schema.subscriptionType).toBeNull();
@@ -220,7 +221,7 @@ describe('GraphQL: POST /api/v1/graphql', () => {
       expect(__type.fields.map((f: Json) => f.name)).toEqual(['slug', 'title', 'summary', 'url', 'markdown']);
       expect(__type.fields[0].type).toEqual({ kind: 'NON_NULL', name: null, ofType: { kind: 'SCALAR', name: 'String' } });
       const query = (await data('{ __type(name: "Query") { fields { name args { name type { name kind } } } } }')).__type;
-      expect(query.fields.map((f: Json) => f.name)).toEqual(['health', 'site', 'docs', 'doc']);
+      expect(query.fields.map((f: Json) => f.name)).toEqual(['health', 'site', 'docs', 'doc', 'leads', 'lead']);
       expect(await data('{ __type(name: "Mutation") { name } }')).toEqual({ __type: null });
       expect(await data('{ __typename }')).toEqual({ __typename: 'Query' });
     });
@@ -323,7 +324,7 @@ describe('GraphQL: POST /api/v1/graphql', () => {
         'Persisted queries are not supported; send the query text.',
         'PERSISTED_QUERY_NOT_SUPPORTED',
       ],
-      ['an unknown field', { query: '{ leads { id } }' }, 'Cannot query field "leads" on type "Query".', 'GRAPHQL_VALIDATION_FAILED'],
+      ['an unknown field', { query: '{ users { id } }' }, 'Cannot query field "users" on type "Query".', 'GRAPHQL_VALIDATION_FAILED'],
       ['an unknown argument', { query: '{ docs(limit: 1000) { slug } }' }, 'Unknown argument "limit" on field "Query.docs".', 'GRAPHQL_VALIDATION_FAILED'],
       [
         'a missing selection',
@@ -369,8 +370,8 @@ describe('GraphQL: POST /api/v1/graphql', () => {
     });
 
     it('with Accept listing both media types, answers in the one the client prefers', async () => {
-      const json = await post({ query: '{ leads }' }, { Accept: `${GRAPHQL_RESPONSE};q=0.5, application/json` });
-      expectGraphqlError(json, 'Cannot query field "leads" on type "Query".', 'GRAPHQL_VALIDATION_FAILED');
+      const json = await post({ query: '{ users }' }, { Accept: `${GRAPHQL_RESPONSE};q=0.5, application/json` });
+      expectGraphqlError(json, 'Cannot query field "users" on type "Query".', 'GRAPHQL_VALIDATION_FAILED');
       const gql = await post([], { Accept: `application/json;q=0.5, ${GRAPHQL_RESPONSE}` });
       expectGraphqlError(gql, /Batched requests/, 'BATCHING_NOT_SUPPORTED', 400, GRAPHQL_RESPONSE_UTF8);
     });
@@ -592,7 +593,7 @@ describe('GraphQL: no stack traces outside production and test', () => {
 
   it.each([
     ['a syntax error', '{ health { '],
-    ['an unknown field', '{ leads }'],
+    ['an unknown field', '{ users }'],
     ['a mutation', 'mutation { health { status } }'],
     ['a deep query', `{ ${nestedInQuery(6, 'health { status }')} }`],
     ['too many tokens', `{ health { ${'status '.repeat(1000)}} }`],

@@ -1,22 +1,29 @@
-import { buildSchema, parse, validate } from 'graphql';
-import { answerSizeRule } from './answer-size.rule.js';
+import { buildSchema, getOperationAST, parse } from 'graphql';
+import { AnswerEstimate, estimateAnswer } from './answer-size.rule.js';
 
 const schema = buildSchema(`
-  type Query { docs: [Doc!]! doc: Doc tree: Node }
+  type Query { docs: [Doc!]! doc: Doc tree: Node items(first: Int = 50, after: String): ItemPage! }
   type Doc { slug: String! markdown: String! }
   type Node { name: String child: Node }
+  type ItemPage { edges: [ItemEdge!]! info: Info! }
+  type ItemEdge { cursor: String! node: Item! }
+  type Item { name: String! }
+  type Info { more: Boolean! }
 `);
-const sizes = { leaves: { 'Doc.markdown': 1000 }, lists: { 'Query.docs': 5 } };
+const sizes = {
+  leaves: { 'Doc.markdown': 1000 },
+  lists: { 'Query.docs': 5 },
+  pages: { 'Query.items': { argument: 'first', default: 50, max: 200 } },
+};
 
-/** The estimate the rule makes for a query, read from its refusal with a limit of 0. */
-function estimate(query: string): number {
-  const [error] = validate(schema, parse(query), [answerSizeRule(sizes, 0)]);
-  return Number(/about (\d+)/.exec(error.message)![1]);
+function estimateOf(query: string, variables?: Record<string, unknown>): AnswerEstimate | undefined {
+  const document = parse(query);
+  return estimateAnswer(schema, document, getOperationAST(document)!, sizes, variables);
 }
+const estimate = (query: string) => estimateOf(query)!.bytes;
+const rows = (query: string, variables?: Record<string, unknown>) => estimateOf(query, variables)!.rows;
 
-const refused = (query: string, limit: number) => validate(schema, parse(query), [answerSizeRule(sizes, limit)]).map((error) => error.message);
-
-describe('answerSizeRule', () => {
+describe('estimateAnswer: bytes', () => {
   it('multiplies a large field by the aliases, lists and fragments that repeat it', () => {
     const one = estimate('{ docs { markdown } }');
     expect(one).toBeGreaterThan(5 * 1000);
@@ -31,17 +38,57 @@ describe('answerSizeRule', () => {
     expect(estimate('{ docs { ...F ...F markdown } } fragment F on Doc { markdown }')).toBe(one);
   });
 
-  it('ends on fragment cycles (reported by another rule) and on recursive types', () => {
+  it('ends on fragment cycles (reported by validation) and on recursive types', () => {
     expect(estimate('{ ...A } fragment A on Query { tree { ...B } } fragment B on Node { child { ...B } name }')).toBeGreaterThan(0);
     expect(estimate('{ ...A } fragment A on Query { ...A docs { slug } }')).toBeGreaterThan(0);
   });
 
-  it('refuses only past the limit, naming it', () => {
-    const query = '{ a: docs { markdown } b: docs { markdown } }';
-    const bytes = estimate(query);
-    expect(refused(query, bytes)).toEqual([]);
-    expect(refused(query, bytes - 1)).toEqual([
-      `Answer size limit of ${bytes - 1} bytes exceeded: this query could return about ${bytes}; ask for fewer copies of large fields (Doc.markdown).`,
-    ]);
+  it('sizes the lists of a page by its argument, not by the unknown-list guess', () => {
+    const page = (first: number) => estimate(`{ items(first: ${first}) { edges { cursor node { name } } info { more } } }`);
+    expect(page(200) - page(100)).toBe(2 * (page(100) - page(50)));
+    expect(page(1)).toBeLessThan(page(2));
+    // One item's bytes, times the page size: pageInfo is not repeated.
+    expect(page(200) - page(199)).toBe(page(2) - page(1));
+  });
+});
+
+describe('estimateAnswer: rows of paged fields', () => {
+  it('counts first as given, the schema default when it is absent or null, and at most the page maximum', () => {
+    expect(rows('{ items(first: 7) { edges { cursor } } }')).toBe(7);
+    expect(rows('{ items { edges { cursor } } }')).toBe(50);
+    expect(rows('{ items(first: null) { edges { cursor } } }')).toBe(50);
+    // Out of range: the resolver refuses it; the estimate never counts more than a page.
+    expect(rows('{ items(first: 100000) { edges { cursor } } }')).toBe(200);
+    expect(rows('{ items(first: -5) { edges { cursor } } }')).toBe(0);
+    expect(rows('{ docs { slug } }')).toBe(0);
+  });
+
+  it('reads first from the variables, and from the variable default when none is sent', () => {
+    const query = 'query Page($n: Int) { items(first: $n) { edges { cursor } } }';
+    expect(rows(query, { n: 120 })).toBe(120);
+    expect(rows(query, {})).toBe(50);
+    expect(rows(query, { n: null })).toBe(50);
+    expect(rows('query Page($n: Int = 30) { items(first: $n) { edges { cursor } } }', {})).toBe(30);
+    expect(rows('query Page($n: Int = 30) { items(first: $n) { edges { cursor } } }', { n: 3 })).toBe(3);
+  });
+
+  it('counts every alias, inline fragment and named fragment that asks for a page', () => {
+    const aliases = Array.from({ length: 10 }, (_, i) => `a${i}: items(first: 200) { edges { cursor } }`).join(' ');
+    expect(rows(`{ ${aliases} }`)).toBe(2000);
+    const viaVariables = Array.from({ length: 10 }, (_, i) => `a${i}: items(first: $n) { edges { cursor } }`).join(' ');
+    expect(rows(`query Q($n: Int!) { ${viaVariables} }`, { n: 200 })).toBe(2000);
+    expect(rows(`query Q($n: Int!) { ${viaVariables} }`, { n: 5 })).toBe(50);
+    expect(
+      rows(
+        '{ a: items(first: 10) { edges { cursor } } ... on Query { b: items(first: 20) { edges { cursor } } } ...F } fragment F on Query { c: items(first: 30) { edges { cursor } } }',
+      ),
+    ).toBe(60);
+    // One response key, merged by execution: one page.
+    expect(rows('{ items(first: 10) { edges { cursor } } items(first: 10) { info { more } } }')).toBe(10);
+  });
+
+  it('gives up on variables that do not fit the operation (execution refuses them before reading)', () => {
+    expect(estimateOf('query Page($n: Int!) { items(first: $n) { edges { cursor } } }', {})).toBeUndefined();
+    expect(estimateOf('query Page($n: Int) { items(first: $n) { edges { cursor } } }', { n: 'many' })).toBeUndefined();
   });
 });

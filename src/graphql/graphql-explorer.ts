@@ -17,7 +17,8 @@ const EXAMPLES: [string, string][] = [
 export const GRAPHQL_EXPLORER_HTML = docsLayout(
   'GraphQL explorer',
   `<h1>GraphQL explorer</h1>
-<p>Send queries to <code>POST /api/v1/graphql</code> (read-only: health, site and docs). The schema is below and at
+<p>Send queries to <code>POST /api/v1/graphql</code> (read-only: health, site and docs; <code>leads</code> and <code>lead</code>
+for an operator token with the scope <code>leads:read</code>). The schema is below and at
 <a href="/docs/schema.graphql">/docs/schema.graphql</a>. A bearer token is optional; without one the anonymous rate limit applies.</p>
 <form id="graphql-form">
 <p><label for="examples">Example</label>

@@ -2,18 +2,26 @@ import { ApolloDriverConfig } from '@nestjs/apollo';
 import { Module } from '@nestjs/common';
 import { GraphQLModule } from '@nestjs/graphql';
 import { ApolloArmor } from '@escape.tech/graphql-armor';
-import { GraphQLError, ValidationContext } from 'graphql';
+import { GraphQLError, ValidationContext, ValidationRule } from 'graphql';
 import { AppConfig } from '../config/config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { DocsModule } from '../docs/docs.module.js';
 import { DocsService } from '../docs/docs.service.js';
+import { LeadsModule } from '../leads/leads.module.js';
+import { MAX_PAGE_SIZE } from '../leads/lead-reader.service.js';
+import { DEFAULT_PAGE_SIZE } from '../leads/leads-read.service.js';
 import { MetaModule } from '../meta/meta.module.js';
-import { AnswerSizes, answerSizeRule } from './answer-size.rule.js';
+import { answerLimits, AnswerSizes } from './answer-size.rule.js';
 import { GraphqlController } from './graphql.controller.js';
+import { GraphqlLeadsService } from './graphql-leads.service.js';
 import { GRAPHQL_SCHEMA_FILE } from './graphql-explorer.js';
 import { QueryResolver } from './graphql.resolver.js';
 import { GraphqlService } from './graphql.service.js';
 import { InProcessApolloDriver } from './in-process-apollo.driver.js';
+import { shapeCostRule } from './shape-cost.rule.js';
+
+/** Leads one query may read, every alias counted: one REST page. */
+const MAX_ROWS = MAX_PAGE_SIZE;
 
 /** Tokens in one document: parsing stops there. */
 const MAX_TOKENS = 1000;
@@ -27,9 +35,20 @@ const armor = new ApolloArmor({
   // unexpected error, a 500 for Accept: application/graphql-response+json. graphql-js counts tokens while parsing
   // (parseOptions.maxTokens below), which Apollo answers as GRAPHQL_PARSE_FAILED, 400.
   maxTokens: { enabled: false },
-  costLimit: { maxCost: 500 },
+  // Below, on the query's shape only (shape-cost.rule.ts).
+  costLimit: { enabled: false },
   // The schema is public; suggesting field names helps people exploring it.
   blockFieldSuggestion: { enabled: false },
+});
+
+/** Armor's cost limit alone: its one validation rule, wrapped by shapeCostRule. */
+const costArmor = new ApolloArmor({
+  maxDepth: { enabled: false },
+  maxAliases: { enabled: false },
+  maxDirectives: { enabled: false },
+  maxTokens: { enabled: false },
+  blockFieldSuggestion: { enabled: false },
+  costLimit: { maxCost: 500 },
 });
 
 /** Read-only: a mutation or subscription is refused before execution with a message that says so. */
@@ -43,6 +62,7 @@ const queriesOnly = (context: ValidationContext) => ({
 
 // armor is CommonJS and resolves @apollo/server's CJS type declarations; the runtime objects are the same.
 const { plugins, validationRules } = armor.protect() as Pick<ApolloDriverConfig, 'plugins' | 'validationRules'>;
+const [costRule] = (costArmor.protect() as Pick<ApolloDriverConfig, 'validationRules'>).validationRules as ValidationRule[];
 
 /** What the answer-size estimate knows of the data: the docs are static, so their largest values are known at start. */
 function answerSizes(docs: DocsService): AnswerSizes {
@@ -52,6 +72,8 @@ function answerSizes(docs: DocsService): AnswerSizes {
   return {
     leaves: Object.fromEntries((['slug', 'title', 'summary', 'url', 'markdown'] as const).map((field) => [`Doc.${field}`, largest(field)])),
     lists: { 'Query.docs': pages.length },
+    // Lead fields count as short leaves: a page of 200 long messages is caught by the byte check after execution.
+    pages: { 'Query.leads': { argument: 'first', default: DEFAULT_PAGE_SIZE, max: MAX_PAGE_SIZE } },
   };
 }
 
@@ -59,6 +81,7 @@ function answerSizes(docs: DocsService): AnswerSizes {
   imports: [
     MetaModule,
     DocsModule,
+    LeadsModule,
     GraphQLModule.forRootAsync<ApolloDriverConfig>({
       driver: InProcessApolloDriver,
       imports: [DocsModule],
@@ -70,8 +93,8 @@ function answerSizes(docs: DocsService): AnswerSizes {
         introspection: true,
         csrfPrevention: true,
         persistedQueries: false,
-        plugins,
-        validationRules: [queriesOnly, answerSizeRule(answerSizes(docs), config.maxAnswerBytes), ...(validationRules ?? [])],
+        plugins: [...(plugins ?? []), answerLimits(answerSizes(docs), config.maxAnswerBytes, MAX_ROWS)],
+        validationRules: [queriesOnly, ...(validationRules ?? []), shapeCostRule(costRule)],
         parseOptions: { maxTokens: MAX_TOKENS },
         // armor.protect() returns this too, but only its plugins and rules are taken above; without it Apollo adds stack
         // traces to `extensions` whenever NODE_ENV is neither production nor test.
@@ -80,6 +103,6 @@ function answerSizes(docs: DocsService): AnswerSizes {
     }),
   ],
   controllers: [GraphqlController],
-  providers: [GraphqlService, QueryResolver],
+  providers: [GraphqlService, QueryResolver, GraphqlLeadsService],
 })
 export class GraphqlModule {}

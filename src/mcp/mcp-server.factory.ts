@@ -16,6 +16,9 @@ import { APP_CONFIG } from '../config/config.module.js';
 import { DocsService } from '../docs/docs.service.js';
 import { OpenApiService } from '../docs/openapi.service.js';
 import { Caller } from '../auth/caller.decorator.js';
+import { auditRead } from '../leads/lead-audit.js';
+import { leadReadInput, queryErrorsOf, readLeadPage } from '../leads/lead-read-input.js';
+import { LeadReader } from '../leads/lead-reader.service.js';
 import { LeadValidationService } from '../leads/lead-validation.service.js';
 import { LeadsService } from '../leads/leads.service.js';
 import { HealthService } from '../meta/health.service.js';
@@ -27,7 +30,20 @@ export const MCP_SERVER_NAME = 'leads';
 const INSTRUCTIONS =
   'Public lead-capture API of a workplace-services company. Use validate_lead before submit_lead, and submit a lead only ' +
   'with the explicit consent of the person it describes. Health, company information and documentation are read-only. ' +
-  'A bearer token (see the agents guide) is optional and only raises rate limits.';
+  'A bearer token is optional: an agent’s (see the agents guide) raises rate limits; an operator client’s with the scope ' +
+  'leads:read also gets list_leads and get_lead, which read stored leads (personal data).';
+
+/** The scope of the operator tools that read stored leads. */
+const READ_SCOPE = 'leads:read';
+/** list_leads's arguments: GET /api/v1/leads's parameters. */
+const LIST_ARGUMENTS = new Set(['limit', 'cursor', 'since', 'until', 'origem', 'email']);
+
+/** A query or path parameter as the contract states it. */
+interface ContractParameter {
+  name: string;
+  description: string;
+  schema: Record<string, unknown>;
+}
 
 const READ_ONLY: ToolAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
 const EMPTY_INPUT = { type: 'object', properties: {}, additionalProperties: false } as JsonSchemaType;
@@ -44,11 +60,20 @@ function result(structuredContent: Record<string, unknown>, isError = false): Ca
 /** Bytes a text takes inside a JSON answer (escaped and quoted). */
 const jsonBytes = (text: string) => Buffer.byteLength(JSON.stringify(text));
 
+/** Who calls (as the bearer guard found them, with their token's scopes), and the request's id for audit lines. */
+export interface McpCall {
+  caller: Caller;
+  scopes: readonly string[];
+  requestId: string;
+}
+
 /** A tool: what tools/list shows, and what a call runs for its caller. */
 interface ToolDefinition {
   name: string;
   config: { title: string; description: string; inputSchema: ReturnType<typeof schema>; annotations: ToolAnnotations };
-  run: (args: unknown, caller: Caller) => Promise<CallToolResult>;
+  run: (args: unknown, call: McpCall) => Promise<CallToolResult>;
+  /** The token scope a caller needs for the tool to exist for it at all (operator tools); none: every caller. */
+  scope?: string;
 }
 
 /**
@@ -59,9 +84,12 @@ interface ToolDefinition {
 export class McpServerFactory {
   /** Built once: a request's server only registers them (allocation there is what a loaded server collects). */
   private readonly tools: ReadonlyMap<string, ToolDefinition>;
+  /** The tools every caller has, the list an anonymous caller's server gets without filtering. */
+  private readonly openTools: readonly ToolDefinition[];
   /**
    * The size of each resource's text in an answer, measured once: resources are static, so one over MAX_ANSWER_BYTES
-   * is refused before anything is built. Other answers are bounded by the 16 KiB request (the cap is at least 64 KiB).
+   * is refused before anything is built. A page of list_leads is measured as it is built; other answers are bounded by
+   * the 16 KiB request or a lead's size (the cap is at least 64 KiB).
    */
   private readonly resourceBytes: ReadonlyMap<string, number>;
 
@@ -70,11 +98,13 @@ export class McpServerFactory {
     private readonly openapi: OpenApiService,
     private readonly validation: LeadValidationService,
     private readonly leads: LeadsService,
+    private readonly reader: LeadReader,
     private readonly health: HealthService,
     private readonly site: SiteService,
     private readonly docs: DocsService,
   ) {
     this.tools = this.defineTools();
+    this.openTools = [...this.tools.values()].filter((tool) => tool.scope === undefined);
     this.resourceBytes = new Map([
       ['leads://openapi', jsonBytes(this.openapi.json)],
       ['leads://site', jsonBytes(JSON.stringify(this.site.getInfo()))],
@@ -97,15 +127,18 @@ export class McpServerFactory {
   }
 
   /**
-   * A server for one request. A tools/call of a known tool gets a server with that tool alone, which answers it exactly
-   * as the full one would; everything else (initialize, lists, resources, prompts) gets the full server.
+   * A server for one request, holding the tools the caller's token scopes allow (docs/decisions/0026). A tools/call of
+   * one of them gets a server with that tool alone, which answers it exactly as the full one would; everything else
+   * (initialize, lists, resources, prompts, and a call of a tool this caller does not have, which the full server
+   * answers as unknown) gets the full server.
    */
-  create(caller: Caller, toolCalled?: string): McpServer {
+  create(call: McpCall, toolCalled?: string): McpServer {
     const server = new McpServer({ name: MCP_SERVER_NAME, title: 'Leads API', version: this.config.version }, { instructions: INSTRUCTIONS });
-    const called = toolCalled === undefined ? undefined : this.tools.get(toolCalled);
-    for (const tool of called ? [called] : this.tools.values()) {
-      server.registerTool(tool.name, tool.config, (args: unknown) => tool.run(args, caller));
-    }
+    const wanted = toolCalled === undefined ? undefined : this.tools.get(toolCalled);
+    const called = wanted && allowedTo(wanted, call.scopes) ? wanted : undefined;
+    // An anonymous caller has no scopes: its list is the prebuilt one, no filtering.
+    const tools = called ? [called] : call.scopes.length === 0 ? this.openTools : [...this.tools.values()].filter((tool) => allowedTo(tool, call.scopes));
+    for (const tool of tools) server.registerTool(tool.name, tool.config, (args: unknown) => tool.run(args, call));
     if (!called) this.registerReadables(server);
     return server;
   }
@@ -114,9 +147,9 @@ export class McpServerFactory {
     // The tool input schema is the contract's own LeadInput, not a copy.
     const leadInput = schema((this.openapi.document as { components: { schemas: Record<string, unknown> } }).components.schemas.LeadInput);
     const emptyInput = schema(EMPTY_INPUT);
-    const lead = (run: (body: Record<string, unknown>, caller: Caller) => Promise<Record<string, unknown>>) => async (args: unknown, caller: Caller) => {
+    const lead = (run: (body: Record<string, unknown>, call: McpCall) => Promise<Record<string, unknown>>) => async (args: unknown, call: McpCall) => {
       try {
-        return result(await run((args ?? {}) as Record<string, unknown>, caller));
+        return result(await run((args ?? {}) as Record<string, unknown>, call));
       } catch (error) {
         if (error instanceof AppError && error.code === 'validation_failed') {
           return result({ valid: false, detail: error.detail, errors: error.options.errors ?? [] }, true);
@@ -148,7 +181,7 @@ export class McpServerFactory {
           inputSchema: leadInput,
           annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
         },
-        run: lead(async (body, caller) => ({ ...(await this.leads.create(body, caller, 'mcp')) })),
+        run: lead(async (body, { caller }) => ({ ...(await this.leads.create(body, caller, 'mcp')) })),
       },
       {
         name: 'get_service_health',
@@ -207,8 +240,89 @@ export class McpServerFactory {
           return result({ slug: page.slug, title: page.title, url: page.url, markdown: page.markdown });
         },
       },
+      // Operator tools: they exist only for a token with the scope (docs/decisions/0026-operator-reads-over-graphql-and-mcp.md).
+      {
+        name: 'list_leads',
+        scope: READ_SCOPE,
+        config: {
+          title: 'List stored leads',
+          description:
+            'Stored leads, newest first, one page at a time: the pages of GET /api/v1/leads, as {data, next_cursor}. For the next page ' +
+            'pass next_cursor as cursor with the same filters; next_cursor null is the last page. Filters: since (inclusive) and until ' +
+            '(exclusive), RFC 3339 date-times with a time zone; origem (exact); email (any letter case). Leads are personal data: show ' +
+            'them only to people entitled to them.',
+          inputSchema: schema(this.queryInput(['Limit', 'Cursor', 'Since', 'Until', 'Origem', 'Email'])),
+          annotations: READ_ONLY,
+        },
+        run: (args, call) => this.listLeads(args, call),
+      },
+      {
+        name: 'get_lead',
+        scope: READ_SCOPE,
+        config: {
+          title: 'Read a stored lead',
+          description: 'One stored lead by its id (as submit_lead or list_leads gave it): the lead of GET /api/v1/leads/{id}.',
+          inputSchema: schema({ ...this.queryInput(['LeadId']), required: ['id'] }),
+          annotations: READ_ONLY,
+        },
+        run: (args, call) => this.getLead(args, call),
+      },
     ];
     return new Map(tools.map((tool) => [tool.name, tool]));
+  }
+
+  /** An input schema whose properties are the contract's own parameters of the REST read (schema and description). */
+  private queryInput(names: string[]): Record<string, unknown> {
+    const parameters = (this.openapi.document as { components: { parameters: Record<string, ContractParameter> } }).components.parameters;
+    const properties = Object.fromEntries(
+      names.map((name) => [parameters[name].name, { ...parameters[name].schema, description: parameters[name].description }]),
+    );
+    return { type: 'object', properties, additionalProperties: false };
+  }
+
+  /** GET /api/v1/leads through MCP: the same input rules and codes (a pointer for each argument), page and audit line. */
+  private async listLeads(args: unknown, { caller, requestId }: McpCall): Promise<CallToolResult> {
+    const given = (args ?? {}) as Record<string, unknown>;
+    // JSON may carry what a query string cannot: an array (which the query rules read as a repeated parameter) or an object.
+    const wrong = Object.entries(given).filter(([name, value]) => LIST_ARGUMENTS.has(name) && typeof value === 'object' && value !== null);
+    if (wrong.length) {
+      const errors = wrong.map(([name]) => ({
+        pointer: `/${name}`,
+        code: 'invalid_type',
+        detail: `${name} must be ${name === 'limit' ? 'an integer' : 'a string'}.`,
+      }));
+      return result({ code: 'invalid_query', detail: 'The arguments have the wrong types.', errors }, true);
+    }
+    try {
+      // null is "not given", as for a parameter left out of the REST query.
+      const input = await leadReadInput(Object.fromEntries(Object.entries(given).filter(([, value]) => value !== null)));
+      const page = await readLeadPage(this.reader, input);
+      const structuredContent = { data: page.data, next_cursor: page.nextCursor };
+      const text = JSON.stringify(structuredContent, null, 2);
+      // The page is in the answer twice: structuredContent and its text mirror (the compact one is the shorter).
+      const refusal = this.refuseOverCap('list_leads', jsonBytes(text) + Buffer.byteLength(text), `${this.config.publicBaseUrl}/api/v1/leads`);
+      if (refusal) return result({ code: 'answer_too_large', detail: `${refusal.slice(0, -1)} or ask for a smaller limit.` }, true);
+      auditRead({ route: 'MCP list_leads', clientId: caller.clientId, requestId, filter: input.filter, rows: page.data.length });
+      return { structuredContent, content: [{ type: 'text', text }], isError: false };
+    } catch (error) {
+      const errors = queryErrorsOf(error).map(({ parameter, code, detail }) => ({ pointer: `/${parameter}`, code, detail }));
+      if (error instanceof AppError) return result({ code: error.code, detail: error.detail, ...(errors.length ? { errors } : {}) }, true);
+      throw error;
+    }
+  }
+
+  /** GET /api/v1/leads/{id} through MCP. A lead is far below the smallest answer cap (64 KiB), even twice. */
+  private async getLead(args: unknown, { caller, requestId }: McpCall): Promise<CallToolResult> {
+    const id = (args as { id?: unknown } | undefined)?.id;
+    if (typeof id !== 'string') {
+      const code = id === undefined || id === null ? 'required' : 'invalid_type';
+      return result({ errors: [{ pointer: '/id', code, detail: 'id is required: a lead’s id (a UUID) as a string.' }] }, true);
+    }
+    const lead = await this.reader.get(id);
+    const read = { route: 'MCP get_lead', clientId: caller.clientId, requestId };
+    auditRead(lead ? { ...read, rows: 1, leadId: lead.id } : { ...read, rows: 0 });
+    if (!lead) return result({ code: 'lead_not_found', detail: 'No stored lead has this id.' }, true);
+    return result({ ...lead });
   }
 
   /** Resources and the prompt: read-only, for the full server. */
@@ -296,3 +410,6 @@ export class McpServerFactory {
 }
 
 const SITE_NAME = (site: SiteService) => site.getInfo().brand;
+
+/** Whether a token with these scopes has the tool at all. */
+const allowedTo = (tool: ToolDefinition, scopes: readonly string[]) => tool.scope === undefined || scopes.includes(tool.scope);

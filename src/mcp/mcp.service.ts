@@ -4,12 +4,16 @@ import { hostHeaderValidation, toNodeHandler } from '@modelcontextprotocol/node'
 import type { Request, Response } from 'express';
 import { AppConfig } from '../config/config.js';
 import { APP_CONFIG } from '../config/config.module.js';
-import { Caller, callerOf } from '../auth/caller.decorator.js';
+import { callerOf } from '../auth/caller.decorator.js';
+import { principalOf } from '../auth/principal.js';
+import { requestIdOf } from '../request/request-id.js';
 import { mcpBody } from './mcp-message.js';
-import { McpServerFactory } from './mcp-server.factory.js';
+import { McpCall, McpServerFactory } from './mcp-server.factory.js';
 import { buildServerCard } from './server-card.js';
 
 const SERVER_CARD_TYPE = 'application/mcp-server-card+json';
+/** Never used: every request passes the bearer guard, which always sets a principal. */
+const UNKNOWN_CALL: McpCall = { caller: { scope: 'unknown', registrationId: null, clientId: null }, scopes: [], requestId: '' };
 
 /**
  * Streamable HTTP at /mcp through the official SDK, stateless: a fresh server per request for the newest protocol
@@ -27,8 +31,8 @@ export class McpService implements OnModuleDestroy {
 
   constructor(factory: McpServerFactory, @Inject(APP_CONFIG) config: AppConfig) {
     this.handler = createMcpHandler(({ authInfo }) => {
-      const { caller, toolCalled } = (authInfo?.extra ?? {}) as { caller?: Caller; toolCalled?: string };
-      return factory.create(caller ?? { scope: 'unknown', registrationId: null, clientId: null }, toolCalled);
+      const { call, toolCalled } = (authInfo?.extra ?? {}) as { call?: McpCall; toolCalled?: string };
+      return factory.create(call ?? UNKNOWN_CALL, toolCalled);
     });
     this.node = toNodeHandler(this.handler);
     const publicHost = new URL(config.publicBaseUrl).hostname;
@@ -52,7 +56,9 @@ export class McpService implements OnModuleDestroy {
     // None of the revisions served here has batches (the SDK would still run up to 100 messages for one request).
     if (Array.isArray(body)) return rpcError(res, 400, -32600, 'Invalid Request: JSON-RPC batches are not supported; send one message per request.');
     const caller = callerOf(req);
-    req.auth = { token: '', clientId: caller.registrationId ?? 'anonymous', scopes: [], extra: { caller, toolCalled: toolCalled(body) } };
+    // The token's scopes decide which tools this caller's server holds (operator tools need theirs).
+    const call: McpCall = { caller, scopes: principalOf(req).scopes, requestId: requestIdOf(req) };
+    req.auth = { token: '', clientId: caller.registrationId ?? 'anonymous', scopes: [], extra: { call, toolCalled: toolCalled(body) } };
     await this.node(req, res, body);
   }
 

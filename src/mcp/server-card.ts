@@ -27,7 +27,8 @@ export function buildServerCard(config: AppConfig): { body: string; etag: string
         headers: [
           {
             name: 'Authorization',
-            description: 'Optional OAuth 2.0 bearer token (JWT-bearer grant at /oauth2/token); anonymous calls work with lower rate limits.',
+            description:
+              'Optional OAuth 2.0 bearer token from /oauth2/token: an agent’s (JWT-bearer grant) raises rate limits; an operator client’s with leads:read also opens the lead-reading tools. Anonymous calls work with lower rate limits.',
             isRequired: false,
             isSecret: true,
             value: 'Bearer {access_token}',
@@ -45,6 +46,8 @@ export function buildServerCard(config: AppConfig): { body: string; etag: string
         agentRegistration: `${base}/api/v1/agent/identity`,
         guide: `${base}/docs/agents`,
       },
+      // Named, not listed: tools come from tools/list, and these exist only for a token with the scope (docs/decisions/0026).
+      'com.leads-api/operator-tools': { scope: 'leads:read', grant: 'client_credentials', tools: ['list_leads', 'get_lead'] },
       'com.leads-api/docs': { openapi: `${base}/docs/openapi-leads.json` },
     },
   };
