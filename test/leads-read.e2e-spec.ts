@@ -270,6 +270,9 @@ describe('reading leads: GET /api/v1/leads and /api/v1/leads/{id}', () => {
       ['an empty origem', '?origem=', [['origem', 'too_short']]],
       ['an origem longer than any stored', `?origem=${'a'.repeat(65)}`, [['origem', 'too_long']]],
       ['an empty e-mail', '?email=', [['email', 'too_short']]],
+      // Stored values hold no control characters, and PostgreSQL errs on a NUL in a text parameter.
+      ['a NUL in the e-mail', '?email=a%00%40x.com', [['email', 'invalid_format']]],
+      ['a control character in origem', '?origem=a%0Ab', [['origem', 'invalid_format']]],
       ['an e-mail longer than any stored', `?email=${'a'.repeat(250)}%40x.com`, [['email', 'too_long']]],
       ['a cursor that is not one', '?cursor=not-a-cursor', [['cursor', 'invalid_cursor']]],
       ['an empty cursor', '?cursor=', [['cursor', 'invalid_cursor']]],

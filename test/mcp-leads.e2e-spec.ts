@@ -3,6 +3,7 @@ import { Client, StreamableHTTPClientTransport, type CallToolResult } from '@mod
 import type { Response } from 'supertest';
 import { uuidv7 } from '../src/database/uuid-v7.js';
 import { Lead } from '../src/leads/lead.entity.js';
+import { LeadReader } from '../src/leads/lead-reader.service.js';
 import { CONTRACT, contractSchema, expectContract } from './support/contract.js';
 import { operatorToken } from './support/operator-token.js';
 import { freePort } from './support/server-process.js';
@@ -250,6 +251,20 @@ describe('MCP for operators: list_leads and get_lead', () => {
       const next = await result('list_leads', { origem: 'feira', limit: 1, cursor: first.body.next_cursor });
       const restNext = await rest('/api/v1/leads', { origem: 'feira', limit: '1', cursor: first.body.next_cursor });
       expect(next.structuredContent).toStrictEqual(restNext.body);
+    });
+  });
+
+  describe('a failure no tool answers itself', () => {
+    it('is an isError result internal_error with the request id, never the error’s own text', async () => {
+      const spy = jest.spyOn(t.app.get(LeadReader), 'list').mockRejectedValueOnce(new Error('invalid byte sequence for encoding "UTF8": 0x00'));
+      try {
+        const page = await result('list_leads', {});
+        expect(page.isError).toBe(true);
+        expect(page.structuredContent).toEqual({ code: 'internal_error', detail: 'An unexpected error occurred.', request_id: expect.any(String) });
+        expect(JSON.stringify(page)).not.toContain('byte sequence');
+      } finally {
+        spy.mockRestore();
+      }
     });
   });
 

@@ -269,6 +269,9 @@ describe('operator clients', () => {
         ['a wrong secret (post)', { ...grant, client_id: crm.client_id, client_secret: 'guess' }, {}],
         ['an unknown client', { ...grant, client_id: 'op_AAAAAAAAAAAAAAAAAAAAAA', client_secret: crm.client_secret }, {}],
         ['an overlong client id', { ...grant, client_id: `op_${'A'.repeat(100)}`, client_secret: crm.client_secret }, {}],
+        // PostgreSQL errs on a NUL byte in a text parameter: such an id is never looked up.
+        ['a client id with a NUL byte (post)', { ...grant, client_id: 'op_\u0000', client_secret: crm.client_secret }, {}],
+        ['a client id with a NUL byte (Basic)', grant, { Authorization: basic('a\u0000', 'b') }],
         ['the secret of another client', grant, { Authorization: basic(crm.client_id, revoked.client_secret) }],
         ['a revoked client with its own secret', grant, { Authorization: basic(revoked.client_id, revoked.client_secret) }],
       ];

@@ -1,5 +1,5 @@
 import { Transform } from 'class-transformer';
-import { IsDate, IsInt, IsOptional, IsString, Max, MaxLength, Min, MinLength } from 'class-validator';
+import { IsDate, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
 import { LEAD_FIELDS } from './lead-rules.js';
 import { MAX_PAGE_SIZE } from './lead-reader.service.js';
 import { parseDateTime } from './rfc3339.js';
@@ -8,6 +8,10 @@ import { parseDateTime } from './rfc3339.js';
 const integer = ({ value }: { value: unknown }) => (typeof value === 'string' && /^-?\d+$/.test(value) ? Number(value) : value);
 /** An RFC 3339 date-time becomes its instant; anything else stays as sent, for IsDate to refuse. */
 const dateTime = ({ value }: { value: unknown }) => (typeof value === 'string' ? (parseDateTime(value) ?? value) : value);
+
+/** Stored values never hold control characters (lead-rules refuses them), and PostgreSQL errs on a NUL in a text parameter. */
+const NO_CONTROLS = /^\P{Cc}*$/u;
+const noControls = (name: string) => Matches(NO_CONTROLS, { message: `${name} must not contain control characters.` });
 
 const LIMIT = `limit must be an integer from 1 to ${MAX_PAGE_SIZE}.`;
 const DATE_TIME = (name: string) => `${name} must be an RFC 3339 date-time with a time zone, such as 2026-11-22T13:45:14Z or 2026-11-22T10:45:14-03:00.`;
@@ -31,7 +35,7 @@ export class LeadListQuery {
   @IsOptional() @Transform(dateTime) @IsDate({ message: DATE_TIME('until') }) until?: Date;
 
   // No longer than a stored value can be: a longer one would only ever match nothing.
-  @IsOptional() @IsString() @MinLength(1) @MaxLength(LEAD_FIELDS.origem.max) origem?: string;
+  @IsOptional() @IsString() @MinLength(1) @MaxLength(LEAD_FIELDS.origem.max) @noControls('origem') origem?: string;
 
-  @IsOptional() @IsString() @MinLength(1) @MaxLength(LEAD_FIELDS.email.max) email?: string;
+  @IsOptional() @IsString() @MinLength(1) @MaxLength(LEAD_FIELDS.email.max) @noControls('email') email?: string;
 }

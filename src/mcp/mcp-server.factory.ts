@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import {
   CallToolResult,
   fromJsonSchema,
@@ -22,6 +22,8 @@ import { LeadReader } from '../leads/lead-reader.service.js';
 import { LeadValidationService } from '../leads/lead-validation.service.js';
 import { LeadsService } from '../leads/leads.service.js';
 import { HealthService } from '../meta/health.service.js';
+import { isDatabaseUnavailable } from '../database/database-errors.js';
+import { safeError } from '../logging/safe-error.js';
 import { AppError } from '../problem/app-error.js';
 import { SiteService } from '../site/site.service.js';
 
@@ -82,6 +84,7 @@ interface ToolDefinition {
  */
 @Injectable()
 export class McpServerFactory {
+  private readonly logger = new Logger('MCP');
   /** Built once: a request's server only registers them (allocation there is what a loaded server collects). */
   private readonly tools: ReadonlyMap<string, ToolDefinition>;
   /** The tools every caller has, the list an anonymous caller's server gets without filtering. */
@@ -138,9 +141,21 @@ export class McpServerFactory {
     const called = wanted && allowedTo(wanted, call.scopes) ? wanted : undefined;
     // An anonymous caller has no scopes: its list is the prebuilt one, no filtering.
     const tools = called ? [called] : call.scopes.length === 0 ? this.openTools : [...this.tools.values()].filter((tool) => allowedTo(tool, call.scopes));
-    for (const tool of tools) server.registerTool(tool.name, tool.config, (args: unknown) => tool.run(args, call));
+    for (const tool of tools)
+      server.registerTool(tool.name, tool.config, (args: unknown) => tool.run(args, call).catch((error) => this.unexpected(error, call)));
     if (!called) this.registerReadables(server);
     return server;
+  }
+
+  /**
+   * A failure no tool answers itself (a database error, a bug): logged like REST's, and answered with a code only. The SDK
+   * would put the error's own message (a driver's text) in the result, and nothing in the log.
+   */
+  private unexpected(error: unknown, { requestId }: McpCall): CallToolResult {
+    if (isDatabaseUnavailable(error))
+      return result({ code: 'service_unavailable', detail: 'The database is unavailable; retry shortly.', request_id: requestId }, true);
+    this.logger.error({ requestId, error: safeError(error) }, 'unexpected error in an MCP tool');
+    return result({ code: 'internal_error', detail: 'An unexpected error occurred.', request_id: requestId }, true);
   }
 
   private defineTools(): ReadonlyMap<string, ToolDefinition> {

@@ -24,6 +24,8 @@ export interface IssuedCredentials {
 /** A refusal a person can act on (unknown scope, unknown or revoked client), as the commands print it. */
 export class OperatorClientError extends Error {}
 
+/** Every id this service makes (`op_` and base64url) is printable ASCII. */
+const PRINTABLE_ASCII = /^[\x21-\x7e]+$/;
 const sha256 = (secret: string): Buffer => createHash('sha256').update(secret, 'utf8').digest();
 
 /**
@@ -110,7 +112,8 @@ export class OperatorClients {
    * says nothing about which check failed.
    */
   async authenticate(clientId: string, secret: string): Promise<OperatorClient | null> {
-    const row = clientId.length <= MAX_CLIENT_ID_LENGTH ? await this.rows.findOneBy({ clientId }) : null;
+    // Only a possible id is looked up: PostgreSQL refuses a NUL byte in text with an error, not an empty answer.
+    const row = clientId.length <= MAX_CLIENT_ID_LENGTH && PRINTABLE_ASCII.test(clientId) ? await this.rows.findOneBy({ clientId }) : null;
     const presented = sha256(secret);
     const matchesCurrent = timingSafeEqual(presented, this.storedHash(row?.secretHash));
     const matchesPrevious = timingSafeEqual(presented, this.storedHash(row?.previousSecretHash));
