@@ -135,7 +135,7 @@ describe('distribution', () => {
     expect(await run(['--version'])).toMatchObject({ code: 0, stdout: `${PACKAGE_VERSION}\n` });
     const help = await run(['--help']);
     expect(help.code).toBe(0);
-    for (const command of ['health', 'info', 'submit', 'sandbox', 'register', 'token', 'graphql', 'import', 'logout']) {
+    for (const command of ['health', 'info', 'submit', 'sandbox', 'register', 'token', 'graphql', 'import', 'login', 'list', 'export', 'logout']) {
       expect(help.stdout).toContain(`  ${command}`);
       const own = await run([command, '--help']);
       expect(own.code).toBe(0);
