@@ -88,7 +88,6 @@ export async function exportTo(chunks: AsyncIterable<Uint8Array>, format: string
     }
   } catch (error) {
     discard();
-    if ((error as NodeJS.ErrnoException).code === 'EPIPE') return counter; // the reader (head, less) has had enough
     if (error instanceof CliError) throw error;
     throw new CliError(`cannot write ${output ?? 'standard output'}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, EXIT.usage);
   } finally {

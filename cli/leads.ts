@@ -382,6 +382,7 @@ const commands: Record<string, (ctx: Context) => Promise<number>> = {
     }
     // Page by page, so that memory stays flat however many leads there are.
     let count = 0;
+    if (!table) process.stdout.write('{"data":[');
     for (;;) {
       const body = await page();
       if (table) {
@@ -392,8 +393,7 @@ const commands: Record<string, (ctx: Context) => Promise<number>> = {
               .join('\n'),
           );
       } else {
-        for (const lead of body.data) process.stdout.write(`${count === 0 ? '{"data":[\n' : ',\n'}${JSON.stringify(lead)}`);
-        if (count === 0 && body.data.length === 0) process.stdout.write('{"data":[');
+        for (const [i, lead] of body.data.entries()) process.stdout.write(`${count + i === 0 ? '\n' : ',\n'}${JSON.stringify(lead)}`);
       }
       count += body.data.length;
       if (!body.next_cursor) break;
@@ -476,6 +476,11 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${HELP[parsed.command]}\n\nGlobal options: --base-url <url>, --json, --verbose, --help\n`);
     return EXIT.ok;
   }
+  // A reader that stops early (`| head`) ends the command quietly, as it does other Unix tools.
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(process.exitCode ?? EXIT.ok);
+    throw error;
+  });
   const verbose = parsed.switches.has('verbose');
   const log = (line: string) => {
     if (verbose) process.stderr.write(`* ${line}\n`);
