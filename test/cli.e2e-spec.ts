@@ -422,6 +422,16 @@ describe('import', () => {
     expect(await leadCount()).toBe(before);
   });
 
+  it('a record over 1 MiB (a quote left open) stops the import there, after the rows before it', async () => {
+    const path = join(work, 'open-quote.csv');
+    writeFileSync(path, `nome,email\nAna Antes,ana.antes@example.com\n"Aberta,aberta@example.com\n${'x'.repeat(1100 * 1024)}\nDepois,depois@example.com\n`);
+    const result = await run(['import', path]);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toContain('row 1: ok\n1 stored, 0 already stored (replayed), 0 failed');
+    expect(result.stderr).toBe('error: CSV: row 2 (line 3) is longer than 1048576 bytes (is a quote left open?); stopped there\n');
+    expect(await query("SELECT nome FROM leads WHERE email IN ('ana.antes@example.com', 'depois@example.com')")).toEqual([{ nome: 'Ana Antes' }]);
+  });
+
   it('--dry-run reads a 1,000,000-row file in flat memory (a 32 MB heap for a 100 MB file)', async () => {
     const path = join(work, 'million.csv');
     const file = createWriteStream(path);
