@@ -4,5 +4,12 @@ import { InitialSchema1763800000000 } from './1763800000000-initial-schema.js';
 import { AgentAuth1763900000000 } from './1763900000000-agent-auth.js';
 import { DropIdempotencyResponseStatus1764000000000 } from './1764000000000-drop-idempotency-response-status.js';
 import { RegistrationAddress1764100000000 } from './1764100000000-registration-address.js';
+import { OperatorClients1764200000000 } from './1764200000000-operator-clients.js';
 
-export const MIGRATIONS = [InitialSchema1763800000000, AgentAuth1763900000000, DropIdempotencyResponseStatus1764000000000, RegistrationAddress1764100000000];
+export const MIGRATIONS = [
+  InitialSchema1763800000000,
+  AgentAuth1763900000000,
+  DropIdempotencyResponseStatus1764000000000,
+  RegistrationAddress1764100000000,
+  OperatorClients1764200000000,
+];

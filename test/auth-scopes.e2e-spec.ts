@@ -6,6 +6,7 @@ import type { Response } from 'supertest';
 import { OptionalBearer, RequireScopes } from '../src/auth/bearer.guard.js';
 import { principalOf } from '../src/auth/principal.js';
 import { KeyStore } from '../src/oauth/key-store.service.js';
+import { newOperator } from './support/operator-clients.js';
 import { startAppWith, TestApp } from './support/test-app.js';
 
 /**
@@ -69,8 +70,8 @@ describe('auth: @OptionalBearer() and @RequireScopes()', () => {
     return token === undefined ? req : req.set('Authorization', `Bearer ${token}`);
   };
 
-  /** An access token as an operator client's would be: signed with the service's current access-token key. */
-  async function operatorToken(scope: string, clientId = `op_${randomUUID()}`): Promise<string> {
+  /** A token shaped as an operator client's, signed with the service's current access-token key, but issued by no grant. */
+  async function signedOperatorToken(scope: string, clientId = `op_${randomUUID()}`): Promise<string> {
     const { kid, alg, key } = await t.app.get(KeyStore).signingKey('access_token');
     return new SignJWT({ client_id: clientId, scope, kind: 'operator' })
       .setProtectedHeader({ alg, typ: 'at+jwt', kid })
@@ -129,8 +130,7 @@ describe('auth: @OptionalBearer() and @RequireScopes()', () => {
     });
 
     it('takes an operator token from its claims: the operator kind, its client and scopes', async () => {
-      const clientId = `op_${randomUUID()}`;
-      const token = await operatorToken('leads:read leads:write', clientId);
+      const { client_id: clientId, token } = await newOperator(t, 'leads:read leads:write');
       const read = await get('read', token);
       expect(read.status).toBe(200);
       expect(read.body).toEqual({ kind: 'operator', clientId, scopes: ['leads:read', 'leads:write'] });
@@ -138,12 +138,32 @@ describe('auth: @OptionalBearer() and @RequireScopes()', () => {
     });
 
     it('holds operators to their scopes too', async () => {
-      const res = await get('write', await operatorToken('leads:read'));
+      const res = await get('write', (await newOperator(t, 'leads:read')).token);
       expectProblem(res, 403, 'insufficient_scope', `Bearer error="insufficient_scope", scope="leads:write", ${RESOURCE_METADATA}`);
     });
 
+    it('refuses a well-signed operator token whose client does not exist: a token lives only while its client does', async () => {
+      expectProblem(await get('read', await signedOperatorToken('leads:read')), 401, 'invalid_token', `Bearer error="invalid_token", ${RESOURCE_METADATA}`);
+    });
+
+    it('never lets an agent token carry an operator scope, whatever its claims say', async () => {
+      const { kid, alg, key } = await t.app.get(KeyStore).signingKey('access_token');
+      const forged = await new SignJWT({ client_id: agent.registrationId, scope: 'leads:write leads:read' })
+        .setProtectedHeader({ alg, typ: 'at+jwt', kid })
+        .setIssuer(BASE)
+        .setAudience(BASE)
+        .setSubject(agent.registrationId)
+        .setJti(randomUUID())
+        .setIssuedAt()
+        .setExpirationTime('10m')
+        .sign(key);
+      const res = await get('read', forged);
+      expectProblem(res, 403, 'insufficient_scope', `Bearer error="insufficient_scope", scope="leads:read", ${RESOURCE_METADATA}`);
+      expect((await get('write', forged)).body).toMatchObject({ kind: 'agent', scopes: ['leads:write'] });
+    });
+
     it('refuses an operator token once revoked (RFC 7009), on every later request', async () => {
-      const token = await operatorToken('leads:read');
+      const { token } = await newOperator(t, 'leads:read');
       expect((await get('read', token)).status).toBe(200);
       const revoked = await t.http.post('/oauth2/revoke').type('form').send({ token });
       expect(revoked.status).toBe(200);

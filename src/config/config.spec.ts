@@ -49,10 +49,12 @@ describe('loadConfig', () => {
         rateLimitAnonymous: { limit: 60, windowSeconds: 60 },
         rateLimitAgent: { limit: 600, windowSeconds: 60 },
         rateLimitAgentPerAddress: { limit: 600, windowSeconds: 60 },
+        rateLimitOperator: { limit: 6000, windowSeconds: 60 },
         rateLimitRegistration: { limit: 20, windowSeconds: 3600 },
         rateLimitToken: { limit: 60, windowSeconds: 60 },
         rateLimitMcpHousekeeping: { limit: 600, windowSeconds: 60 },
         maxAnswerBytes: 1048576,
+        clientSecretGraceSeconds: 86400,
         apiDeprecations: [],
         version: (JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version,
       });
@@ -85,6 +87,8 @@ describe('loadConfig', () => {
           'RATE_LIMIT_MCP_HOUSEKEEPING',
           'MAX_ANSWER_BYTES',
           'RATE_LIMIT_AGENT_PER_ADDRESS',
+          'RATE_LIMIT_OPERATOR',
+          'CLIENT_SECRET_GRACE',
         ].map((name, i) => [name, i % 2 ? '' : '  \t']),
       );
       expect(loadConfig(blank)).toEqual(loadConfig({}));
@@ -148,6 +152,9 @@ describe('loadConfig', () => {
       [{ RATE_LIMIT_REGISTRATION: '5/60s' }, { rateLimitRegistration: { limit: 5, windowSeconds: 60 } }],
       [{ RATE_LIMIT_TOKEN: '100/10s' }, { rateLimitToken: { limit: 100, windowSeconds: 10 } }],
       [{ RATE_LIMIT_MCP_HOUSEKEEPING: '50/10s' }, { rateLimitMcpHousekeeping: { limit: 50, windowSeconds: 10 } }],
+      [{ RATE_LIMIT_OPERATOR: '100/1s' }, { rateLimitOperator: { limit: 100, windowSeconds: 1 } }],
+      [{ CLIENT_SECRET_GRACE: '0' }, { clientSecretGraceSeconds: 0 }],
+      [{ CLIENT_SECRET_GRACE: '3600' }, { clientSecretGraceSeconds: 3600 }],
       [{ MAX_ANSWER_BYTES: '65536' }, { maxAnswerBytes: 65536 }],
       [{ MAX_ANSWER_BYTES: '1073741824' }, { maxAnswerBytes: 1073741824 }],
     ] as [Env, object][])('%j', (env, expected) => {
@@ -252,6 +259,7 @@ describe('loadConfig', () => {
       ['WRITE_TIMEOUT', ['0', '3601', '30s']],
       ['IPV6_PREFIX_LENGTH', ['0', '15', '129', '/64']],
       ['MAX_ANSWER_BYTES', ['0', '65535', '1073741825', '1MiB', '1e6', '-65536', '65536.5']],
+      ['CLIENT_SECRET_GRACE', ['-1', '2592001', '24h', '1.5']],
     ])('%s refuses %j', (variable, values) => {
       for (const value of values) expectRefused(variable, value);
     });
@@ -263,6 +271,7 @@ describe('loadConfig', () => {
       'RATE_LIMIT_TOKEN',
       'RATE_LIMIT_MCP_HOUSEKEEPING',
       'RATE_LIMIT_AGENT_PER_ADDRESS',
+      'RATE_LIMIT_OPERATOR',
     ])('%s refuses anything but <count>/<seconds>s with both at least 1', (variable) => {
       for (const value of ['60', '60/60', '60/s', '/60s', '0/60s', '60/0s', '-1/60s', '60 / 60s', '60/60m', '1.5/60s', 'abc']) {
         const error = expectRefused(variable, value);

@@ -51,6 +51,8 @@ export interface AppConfig {
    * (docs/decisions/0013-identity-ceiling-per-address.md).
    */
   rateLimitAgentPerAddress: RateLimitQuota;
+  /** Per-client quota of operator clients' tokens (client credentials grant) on the caller-tier routes. */
+  rateLimitOperator: RateLimitQuota;
   /** Per-IP quota of agent registrations, so that nobody mints unlimited identities. */
   rateLimitRegistration: RateLimitQuota;
   /** Per-IP quota of the token and revocation endpoints. */
@@ -59,6 +61,11 @@ export interface AppConfig {
   rateLimitMcpHousekeeping: RateLimitQuota;
   /** The most bytes one answer built in memory may reach (MCP results, GraphQL answers). */
   maxAnswerBytes: number;
+  /**
+   * How long an operator client's previous secret keeps working after `clients:rotate`, in seconds
+   * (docs/decisions/0021-operator-clients-and-client-credentials.md).
+   */
+  clientSecretGraceSeconds: number;
   apiDeprecations: ApiDeprecation[];
   version: string;
 }
@@ -115,11 +122,14 @@ export function loadConfig(env: Env = process.env, stdoutIsTerminal = process.st
     rateLimitAnonymous,
     rateLimitAgent,
     rateLimitAgentPerAddress,
+    // Operators are the company's own clients (bulk imports, exports): their tier is independent of the public ones.
+    rateLimitOperator: parseQuota('RATE_LIMIT_OPERATOR', value('RATE_LIMIT_OPERATOR') ?? '6000/60s'),
     rateLimitRegistration: parseQuota('RATE_LIMIT_REGISTRATION', value('RATE_LIMIT_REGISTRATION') ?? '20/3600s'),
     rateLimitToken: parseQuota('RATE_LIMIT_TOKEN', value('RATE_LIMIT_TOKEN') ?? '60/60s'),
     rateLimitMcpHousekeeping: parseQuota('RATE_LIMIT_MCP_HOUSEKEEPING', value('RATE_LIMIT_MCP_HOUSEKEEPING') ?? '600/60s'),
     // At least 64 KiB: every answer bounded by the 16 KiB request body (a lead echoed twice, tools/list) fits under it.
     maxAnswerBytes: parseInteger('MAX_ANSWER_BYTES', value('MAX_ANSWER_BYTES'), 1024 * 1024, 65536, 2 ** 30),
+    clientSecretGraceSeconds: parseInteger('CLIENT_SECRET_GRACE', value('CLIENT_SECRET_GRACE'), 86400, 0, 30 * 86400),
     apiDeprecations: parseDeprecations(value('API_DEPRECATIONS')),
     version: packageVersion(),
   });

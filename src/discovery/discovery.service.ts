@@ -3,7 +3,7 @@ import { AppConfig } from '../config/config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { KeyStore, PublicJwk } from '../oauth/key-store.service.js';
 import { ALL_SCOPES } from '../auth/scopes.js';
-import { JWT_BEARER_GRANT } from '../oauth/token.service.js';
+import { CLIENT_CREDENTIALS_GRANT, JWT_BEARER_GRANT } from '../oauth/token.service.js';
 
 /**
  * The documents an agent needs, knowing only PUBLIC_BASE_URL. Issuer and resource are that origin, byte for byte.
@@ -32,8 +32,9 @@ export class DiscoveryService {
       token_endpoint: `${base}/oauth2/token`,
       jwks_uri: `${base}/.well-known/jwks.json`,
       revocation_endpoint: `${base}/oauth2/revoke`,
-      grant_types_supported: [JWT_BEARER_GRANT],
-      token_endpoint_auth_methods_supported: ['none'],
+      grant_types_supported: [JWT_BEARER_GRANT, CLIENT_CREDENTIALS_GRANT],
+      // `none` for agents (JWT-bearer grant), the two secret methods for operator clients (client credentials).
+      token_endpoint_auth_methods_supported: ['none', 'client_secret_basic', 'client_secret_post'],
       revocation_endpoint_auth_methods_supported: ['none'],
       scopes_supported: ALL_SCOPES,
       service_documentation: `${base}/docs/agents`,

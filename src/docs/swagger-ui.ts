@@ -22,12 +22,17 @@ export const SWAGGER_UI_HTML = `<!doctype html>
 </html>
 `;
 
+/**
+ * "Authorize" offers both schemes of the contract: a bearer token, and operatorAuth's client credentials flow, whose
+ * token request Swagger UI sends to /oauth2/token on this origin (HTTP Basic). Authorizations are not persisted:
+ * Swagger UI would keep the operator's client_secret in localStorage.
+ */
 const SWAGGER_INIT_JS = `window.addEventListener('load', function () {
   window.ui = SwaggerUIBundle({
     url: '/docs/openapi-leads.json',
     dom_id: '#swagger-ui',
     deepLinking: true,
-    persistAuthorization: true,
+    persistAuthorization: false,
     displayRequestDuration: true,
     presets: [SwaggerUIBundle.presets.apis],
     layout: 'BaseLayout'

@@ -13,16 +13,30 @@ describe('log redaction', () => {
         telefone: '+55 11 98765-4321',
         req: { headers: { authorization: 'Bearer secret-1' }, email: 'bia@exemplo.com' },
         oauth: { token: 'secret-2', assertion: 'secret-3', access_token: 'secret-4', claim_token: 'clm_secret-5' },
+        body: { grant_type: 'client_credentials', client_id: 'op_visible', client_secret: 'secret-6' },
+        client: { secretHash: 'secret-7', previousSecretHash: 'secret-8' },
         kept: 'visible',
       },
       'redaction check',
     );
     const out = lines.join('');
-    for (const secret of ['ana@exemplo.com', '98765-4321', 'bia@exemplo.com', 'secret-1', 'secret-2', 'secret-3', 'secret-4', 'secret-5']) {
-      expect(out).not.toContain(secret);
-    }
+    const secrets = [
+      'ana@exemplo.com',
+      '98765-4321',
+      'bia@exemplo.com',
+      'secret-1',
+      'secret-2',
+      'secret-3',
+      'secret-4',
+      'secret-5',
+      'secret-6',
+      'secret-7',
+      'secret-8',
+    ];
+    for (const secret of secrets) expect(out).not.toContain(secret);
     expect(out).toContain('visible');
-    expect(out.match(/\[redacted\]/g)?.length).toBe(8);
+    expect(out).toContain('op_visible');
+    expect(out.match(/\[redacted\]/g)?.length).toBe(11);
   });
 });
 

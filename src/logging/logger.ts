@@ -7,11 +7,19 @@ import { assignRequestId } from '../request/request-id.js';
 import { safeError } from './safe-error.js';
 
 /** Keys whose values are personal data or credentials; censored wherever they appear in a log object. */
-export const REDACT = ['email', 'telefone', 'authorization', 'token', 'assertion', 'access_token', 'claim_token'].flatMap((key) => [
-  key,
-  `*.${key}`,
-  `*.*.${key}`,
-]);
+export const REDACT = [
+  'email',
+  'telefone',
+  'authorization',
+  'token',
+  'assertion',
+  'access_token',
+  'claim_token',
+  // Operator clients (src/oauth/operator-clients.service.ts): the secret, and the hashes that verify it.
+  'client_secret',
+  'secretHash',
+  'previousSecretHash',
+].flatMap((key) => [key, `*.${key}`, `*.*.${key}`]);
 
 export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
   return pino({ level, redact: { paths: REDACT, censor: '[redacted]' } }, destination);

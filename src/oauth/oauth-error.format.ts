@@ -8,7 +8,7 @@ import { ProblemFormat, ProblemFormats } from '../problem/problem-formats.js';
 export const OAUTH_PATH = 'oauth2';
 
 /** RFC 6749 §5.2 codes are passed through; other failures map to the nearest registered OAuth error. */
-const OAUTH_ERRORS = new Set<ErrorCode>(['invalid_request', 'invalid_grant', 'unsupported_grant_type', 'invalid_scope']);
+const OAUTH_ERRORS = new Set<ErrorCode>(['invalid_request', 'invalid_client', 'invalid_grant', 'unsupported_grant_type', 'invalid_scope']);
 
 /**
  * Errors under /oauth2/ as RFC 6749 §5.2 clients read them: `error` and `error_description`, with the problem members

@@ -1,6 +1,8 @@
-import { Body, Controller, Header, HttpCode, Post } from '@nestjs/common';
+import { Body, Controller, Header, HttpCode, Post, Req } from '@nestjs/common';
+import type { Request } from 'express';
 import { Consumes } from '../body/body.guard.js';
 import { RateLimit } from '../rate-limit/rate-limit.guard.js';
+import { distinctHeader } from '../request/distinct-header.js';
 import { OAUTH_PATH } from './oauth-error.format.js';
 import { TokenResponse, TokenService } from './token.service.js';
 
@@ -14,8 +16,8 @@ export class OAuthController {
   @HttpCode(200)
   @Header('Cache-Control', 'no-store')
   @Header('Pragma', 'no-cache')
-  token(@Body() params: Record<string, string>): Promise<TokenResponse> {
-    return this.tokens.exchange(params);
+  token(@Body() params: Record<string, string>, @Req() req: Request): Promise<TokenResponse> {
+    return this.tokens.exchange(params, distinctHeader(req, 'authorization'));
   }
 
   @Post('revoke')

@@ -4,14 +4,16 @@ import { AgentRegistration } from '../identity/agent-registration.entity.js';
 import { KeyStore } from './key-store.service.js';
 import { OAuthController } from './oauth.controller.js';
 import { OAuthErrorFormat } from './oauth-error.format.js';
+import { OperatorClient } from './operator-client.entity.js';
+import { OperatorClients } from './operator-clients.service.js';
 import { RevokedToken } from './revoked-token.entity.js';
 import { SigningKey } from './signing-key.entity.js';
 import { TokenService } from './token.service.js';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([AgentRegistration, SigningKey, RevokedToken])],
+  imports: [TypeOrmModule.forFeature([AgentRegistration, SigningKey, RevokedToken, OperatorClient])],
   controllers: [OAuthController],
-  providers: [KeyStore, TokenService, OAuthErrorFormat],
+  providers: [KeyStore, TokenService, OperatorClients, OAuthErrorFormat],
   exports: [KeyStore, TokenService],
 })
 export class OAuthModule {}

@@ -2,19 +2,24 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { decodeProtectedHeader, errors, JWTPayload, jwtVerify, JWTVerifyOptions, SignJWT } from 'jose';
-import { IsNull, LessThan, Repository } from 'typeorm';
+import { IsNull, LessThan, ObjectLiteral, Repository } from 'typeorm';
 import { bearerChallenge } from '../auth/bearer-challenge.js';
 import { ANONYMOUS, Principal } from '../auth/principal.js';
+import { AGENT_SCOPES, OPERATOR_SCOPES } from '../auth/scopes.js';
 import { AppConfig } from '../config/config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { isUniqueViolation } from '../database/database-errors.js';
 import { AgentRegistration } from '../identity/agent-registration.entity.js';
 import { AppError } from '../problem/app-error.js';
+import { invalidClient, presentedCredentials } from './client-authentication.js';
 import { CLOCK_SKEW_SECONDS, KEY_ALGORITHMS, KeyStore, TOKEN_LIFETIMES } from './key-store.service.js';
 import { KeyPurpose } from './signing-key.entity.js';
+import { OperatorClient } from './operator-client.entity.js';
+import { OperatorClients } from './operator-clients.service.js';
 import { RevokedToken } from './revoked-token.entity.js';
 
 export const JWT_BEARER_GRANT = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
+export const CLIENT_CREDENTIALS_GRANT = 'client_credentials';
 const ASSERTION_TYP = 'oauth-id-jag+jwt';
 const ACCESS_TOKEN_TYP = 'at+jwt';
 /** Tokens are parsed only below this size (RFC 8725 advice: bound the work before any crypto). */
@@ -39,6 +44,9 @@ interface VerifiedAccessToken {
   scopes: readonly string[];
 }
 
+/** A grant type's handler: the form parameters and the Authorization header values, if any. */
+type Grant = (params: Record<string, string>, authorization: string[] | undefined) => Promise<TokenResponse>;
+
 /** Thrown inside key resolution so that an unknown kid is a verification failure like any other. */
 class UnknownKey extends errors.JOSEError {}
 
@@ -56,18 +64,27 @@ export class TokenService implements OnModuleInit, OnModuleDestroy {
   private readonly verifiedAccessTokens = new Map<string, VerifiedAccessToken>();
   /** Access tokens whose liveness check failed, by their exact text, until when: refused again without a query. */
   private readonly refusedAccessTokens = new Map<string, number>();
-  private readonly liveSql: string;
+  private readonly liveAgentSql: string;
+  private readonly liveOperatorSql: string;
+  /** The grant types of the token endpoint, by `grant_type`. */
+  private readonly grants = new Map<string, Grant>([
+    [JWT_BEARER_GRANT, (params) => this.jwtBearerGrant(params)],
+    [CLIENT_CREDENTIALS_GRANT, (params, authorization) => this.clientCredentialsGrant(params, authorization)],
+  ]);
 
   constructor(
     private readonly keys: KeyStore,
     @InjectRepository(AgentRegistration) private readonly registrations: Repository<AgentRegistration>,
     @InjectRepository(RevokedToken) private readonly revoked: Repository<RevokedToken>,
+    @InjectRepository(OperatorClient) operatorClientRows: Repository<OperatorClient>,
+    private readonly operatorClients: OperatorClients,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.issuer = config.publicBaseUrl;
     this.tokenEndpoint = `${config.publicBaseUrl}/oauth2/token`;
     this.challenge = bearerChallenge(config.publicBaseUrl, { error: 'invalid_token' });
-    this.liveSql = liveTokenSql(registrations, revoked);
+    this.liveAgentSql = liveTokenSql(registrations, 'id', 'registeredFrom', revoked);
+    this.liveOperatorSql = liveTokenSql(operatorClientRows, 'clientId', 'clientId', revoked);
   }
 
   /** Revoked access tokens need remembering only until they would have expired anyway, clock skew included. */
@@ -88,13 +105,19 @@ export class TokenService implements OnModuleInit, OnModuleDestroy {
     return this.sign('assertion', ASSERTION_TYP, claims, registration.id, this.issuer);
   }
 
-  /**
-   * The JWT-bearer grant (RFC 7523): every check, one generic answer for any failure
-   * (docs/decisions/0008-token-exchange-and-access-tokens.md).
-   */
-  async exchange(params: Record<string, string>): Promise<TokenResponse> {
+  /** The token endpoint: the grant named by `grant_type`, given the request's Authorization header values. */
+  async exchange(params: Record<string, string>, authorization?: string[]): Promise<TokenResponse> {
     if (!params.grant_type) throw new AppError('invalid_request', 'grant_type is required.');
-    if (params.grant_type !== JWT_BEARER_GRANT) throw new AppError('unsupported_grant_type', `Only ${JWT_BEARER_GRANT} is supported.`);
+    const grant = this.grants.get(params.grant_type);
+    if (!grant) throw new AppError('unsupported_grant_type', `Supported grant types: ${[...this.grants.keys()].join(', ')}.`);
+    return grant(params, authorization);
+  }
+
+  /**
+   * The JWT-bearer grant (RFC 7523), for agents: every check, one generic answer for any failure
+   * (docs/decisions/0008-token-exchange-and-access-tokens.md). No client authentication (`none`).
+   */
+  private async jwtBearerGrant(params: Record<string, string>): Promise<TokenResponse> {
     if (!params.assertion) throw new AppError('invalid_request', 'assertion is required.');
     const payload = await this.verify('assertion', params.assertion, {
       typ: ASSERTION_TYP,
@@ -104,15 +127,27 @@ export class TokenService implements OnModuleInit, OnModuleDestroy {
     const registration = payload && (await this.activeRegistration(payload.sub));
     if (!registration) throw new AppError('invalid_grant', 'The assertion is not valid for this service.');
 
-    const granted = registration.scopes.split(' ');
-    // Scope is a set (RFC 6749 §3.3): a name sent twice is granted once.
-    const requested = params.scope ? [...new Set(params.scope.split(' ').filter(Boolean))] : granted;
-    if (!requested.length || requested.some((scope) => !granted.includes(scope))) {
-      throw new AppError('invalid_scope', `Request a subset of: ${granted.join(' ')}.`);
-    }
-    const scope = requested.join(' ');
-    const { assertion: accessToken } = await this.sign('access_token', ACCESS_TOKEN_TYP, { client_id: registration.id, scope }, registration.id, this.issuer);
-    return { access_token: accessToken, token_type: 'Bearer', expires_in: TOKEN_LIFETIMES.access_token, scope };
+    // Agent scopes only, whatever a registration row says: an agent token never carries an operator scope.
+    const scope = grantedScope(params.scope, registration.scopes.split(' '), AGENT_SCOPES);
+    return this.accessToken(registration.id, { client_id: registration.id, scope });
+  }
+
+  /**
+   * The client credentials grant (RFC 6749 §4.4), for operator clients: `client_secret_basic` or `client_secret_post`;
+   * the token's subject and `client_id` are the client, `kind: "operator"` marks it
+   * (docs/decisions/0021-operator-clients-and-client-credentials.md).
+   */
+  private async clientCredentialsGrant(params: Record<string, string>, authorization: string[] | undefined): Promise<TokenResponse> {
+    const { clientId, secret } = presentedCredentials(params, authorization);
+    const client = await this.operatorClients.authenticate(clientId, secret);
+    if (!client) throw invalidClient();
+    const scope = grantedScope(params.scope, client.scopes.split(' '), OPERATOR_SCOPES);
+    return this.accessToken(client.clientId, { client_id: client.clientId, scope, kind: 'operator' });
+  }
+
+  private async accessToken(subject: string, claims: JWTPayload & { scope: string }): Promise<TokenResponse> {
+    const { assertion: accessToken } = await this.sign('access_token', ACCESS_TOKEN_TYP, claims, subject, this.issuer);
+    return { access_token: accessToken, token_type: 'Bearer', expires_in: TOKEN_LIFETIMES.access_token, scope: claims.scope };
   }
 
   /**
@@ -137,8 +172,9 @@ export class TokenService implements OnModuleInit, OnModuleDestroy {
   /**
    * The Authorization header of an API request: absent → anonymous; anything present must be a valid, live token.
    * `beforeLookup` runs before a token this instance has not verified yet is checked, so the caller can refuse first.
-   * A token with `kind: "operator"` speaks for an operator client, live until its jti is revoked; any other for the
-   * agent registration it names, live while that registration is. Either way its principal has the token's scopes.
+   * A token with `kind: "operator"` speaks for the operator client it names, any other for the agent registration it
+   * names; either is live while its client or registration is and its jti is not revoked. Its principal has the
+   * token's scopes, only those of its kind.
    */
   async authenticate(authorization: string[] | undefined, beforeLookup?: () => void): Promise<Principal> {
     if (!authorization) return ANONYMOUS;
@@ -151,15 +187,17 @@ export class TokenService implements OnModuleInit, OnModuleDestroy {
     const verified = await this.verifiedAccessToken(token);
     if (!verified) throw this.invalidToken('The access token is malformed, expired or not issued by this service.');
     const { payload, scopes } = verified;
-    // Checked on every request, so a revocation holds at once on every instance.
+    // Checked on every request, one query each, so a revocation (of the token, the client or the registration) holds at
+    // once on every instance.
     if (payload.kind === 'operator') {
-      if (await this.revoked.existsBy({ jti: payload.jti })) throw this.refuse(token);
+      const [live] = (await this.registrations.manager.query(this.liveOperatorSql, [payload.sub, payload.jti])) as unknown[];
+      if (!live) throw this.refuse(token);
       return { kind: 'operator', clientId: payload.sub!, scopes };
     }
     // The same query says where the registration came from, for its address's ceiling.
-    const [live] = (await this.registrations.manager.query(this.liveSql, [payload.sub, payload.jti])) as { registered_from: string | null }[];
+    const [live] = (await this.registrations.manager.query(this.liveAgentSql, [payload.sub, payload.jti])) as { live: string | null }[];
     if (!live) throw this.refuse(token);
-    return { kind: 'agent', registrationId: payload.sub!, registeredFrom: live.registered_from ?? null, scopes };
+    return { kind: 'agent', registrationId: payload.sub!, registeredFrom: live.live ?? null, scopes };
   }
 
   /** Remembers a signed token found revoked, for REFUSED_CACHE_MS. */
@@ -188,7 +226,8 @@ export class TokenService implements OnModuleInit, OnModuleDestroy {
     if (!payload) return undefined;
     if (this.verifiedAccessTokens.size >= VERIFIED_CACHE_SIZE) this.verifiedAccessTokens.delete(this.verifiedAccessTokens.keys().next().value!);
     // Scope is a set of space-separated names (RFC 6749 §3.3), split once per token rather than per request.
-    const scopes = Object.freeze(typeof payload.scope === 'string' ? payload.scope.split(' ').filter(Boolean) : []);
+    const ofItsKind = payload.kind === 'operator' ? OPERATOR_SCOPES : AGENT_SCOPES;
+    const scopes = Object.freeze(typeof payload.scope === 'string' ? payload.scope.split(' ').filter((scope) => ofItsKind.includes(scope)) : []);
     const verified = { payload, kid: decodeProtectedHeader(token).kid, scopes };
     this.verifiedAccessTokens.set(token, verified);
     return verified;
@@ -250,16 +289,29 @@ export class TokenService implements OnModuleInit, OnModuleDestroy {
 }
 
 /**
- * One round trip: a row (with the registering address) when the registration is live and the token's jti is not
- * revoked. Written once, in the driver's SQL.
+ * Scope is a set (RFC 6749 §3.3): a name sent twice is granted once. No `scope` asks for everything granted; anything
+ * outside what is granted (and of the token's kind) is `invalid_scope`.
  */
-function liveTokenSql(registrations: Repository<AgentRegistration>, revoked: Repository<RevokedToken>): string {
-  const driver = registrations.manager.connection.driver;
-  const column = (repository: Repository<AgentRegistration> | Repository<RevokedToken>, property: string) =>
+function grantedScope(requestedScope: string | undefined, stored: string[], ofItsKind: readonly string[]): string {
+  const granted = stored.filter((scope) => ofItsKind.includes(scope));
+  const requested = requestedScope ? [...new Set(requestedScope.split(' ').filter(Boolean))] : granted;
+  if (!requested.length || requested.some((scope) => !granted.includes(scope))) {
+    throw new AppError('invalid_scope', `Request a subset of: ${granted.join(' ')}.`);
+  }
+  return requested.join(' ');
+}
+
+/**
+ * One round trip: a row (with one column, `live`) when the token's owner (registration or client) exists and is not
+ * revoked, and the token's jti is not revoked. Written once per owner table, in the driver's SQL.
+ */
+function liveTokenSql<T extends ObjectLiteral>(owners: Repository<T>, idProperty: string, selected: string, revoked: Repository<RevokedToken>): string {
+  const driver = owners.manager.connection.driver;
+  const column = (repository: Repository<T> | Repository<RevokedToken>, property: string) =>
     driver.escape(repository.metadata.findColumnWithPropertyName(property)!.databaseName);
   return (
-    `SELECT ${column(registrations, 'registeredFrom')} AS registered_from FROM ${driver.escape(registrations.metadata.tableName)} ` +
-    `WHERE ${column(registrations, 'id')} = ${driver.createParameter('sub', 0)} AND ${column(registrations, 'revokedAt')} IS NULL ` +
+    `SELECT ${column(owners, selected)} AS live FROM ${driver.escape(owners.metadata.tableName)} ` +
+    `WHERE ${column(owners, idProperty)} = ${driver.createParameter('sub', 0)} AND ${column(owners, 'revokedAt')} IS NULL ` +
     `AND NOT EXISTS (SELECT 1 FROM ${driver.escape(revoked.metadata.tableName)} WHERE ${column(revoked, 'jti')} = ${driver.createParameter('jti', 1)})`
   );
 }

@@ -50,8 +50,9 @@ export const ERROR_CATALOG = {
   invalid_request: {
     status: 400,
     title: 'Invalid OAuth request',
-    hint: 'Send each parameter once, form-encoded (application/x-www-form-urlencoded): grant_type and assertion to /oauth2/token, token to /oauth2/revoke.',
-    description: 'OAuth 2.0 (RFC 6749 §5.2): a parameter is missing, repeated or malformed, or the body is not form-encoded.',
+    hint: 'Send each parameter once, form-encoded (application/x-www-form-urlencoded): to /oauth2/token grant_type with assertion, or with one client authentication (HTTP Basic, or client_id and client_secret in the body); to /oauth2/revoke, token.',
+    description:
+      'OAuth 2.0 (RFC 6749 §5.2): a parameter is missing, repeated or malformed, the body is not form-encoded, or the client authenticated in more than one way.',
   },
   invalid_grant: {
     status: 400,
@@ -62,20 +63,27 @@ export const ERROR_CATALOG = {
   unsupported_grant_type: {
     status: 400,
     title: 'Unsupported grant type',
-    hint: 'Use grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer.',
-    description: 'OAuth 2.0 (RFC 6749 §5.2): the token endpoint only supports the JWT-bearer grant.',
+    hint: 'Use grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer (agents) or grant_type=client_credentials (operator clients).',
+    description: 'OAuth 2.0 (RFC 6749 §5.2): the token endpoint supports the JWT-bearer grant and the client credentials grant only.',
   },
   invalid_scope: {
     status: 400,
     title: 'Invalid scope',
-    hint: 'Request a subset of the scopes granted at registration, or omit scope.',
-    description: 'OAuth 2.0 (RFC 6749 §5.2): the requested scope is unknown or exceeds what the registration allows.',
+    hint: 'Request a subset of the scopes granted to the registration or client, or omit scope.',
+    description: 'OAuth 2.0 (RFC 6749 §5.2): the requested scope is unknown or exceeds what the registration or client allows.',
   },
   invalid_token: {
     status: 401,
     title: 'Invalid access token',
     hint: 'Obtain a new access token at /oauth2/token, or send the request without an Authorization header.',
     description: 'The bearer token is malformed, expired, revoked or was not issued by this service (RFC 6750 §3.1).',
+  },
+  invalid_client: {
+    status: 401,
+    title: 'Invalid client',
+    hint: 'Check the client_id and client_secret: HTTP Basic (each form-urlencoded before base64) or both in the body, not both ways. A rotated secret stops after its grace period; a revoked client for good.',
+    description:
+      'OAuth 2.0 (RFC 6749 §5.2): client authentication failed: an unknown client, a wrong or expired secret, a revoked client, no authentication, or an unsupported method. One answer for all, with WWW-Authenticate: Basic.',
   },
   authentication_required: {
     status: 401,

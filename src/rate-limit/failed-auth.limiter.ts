@@ -14,7 +14,7 @@ const SPENT_MEMO_SIZE = 10_000;
  * A request whose bearer token fails is an anonymous request that failed: it spends the client address's anonymous
  * budget (docs/decisions/0012-failed-authentication-spends-the-anonymous-budget.md). Once failures have spent it, a
  * token this instance does not know yet is refused with 429 before any lookup, from a local memo (no round trip);
- * tokens already verified here go on to their agent tier.
+ * tokens already verified here go on to their own tier.
  */
 @Injectable()
 export class FailedAuthLimiter {

@@ -23,7 +23,8 @@ function policyFor(context: ExecutionContext, req: Request): PolicyName | undefi
   const route = routeLimit(context);
   const limit = typeof route === 'function' ? route(req) : route;
   if (limit !== 'api') return limit;
-  return principalOf(req).kind === 'agent' ? 'agent' : 'anonymous';
+  // Each kind of caller has its tier, of the same name.
+  return principalOf(req).kind;
 }
 
 /** The counter of a policy is shared by every route under it: one budget per caller, whatever it calls. */

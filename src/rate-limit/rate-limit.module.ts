@@ -23,6 +23,11 @@ const TRACKERS: Record<PolicyName, (req: Request) => string> = {
     const principal = principalOf(req);
     return (principal.kind === 'agent' && principal.registeredFrom) || 'unknown';
   },
+  // Every token of one client shares its budget.
+  operator: (req) => {
+    const principal = principalOf(req);
+    return principal.kind === 'operator' ? principal.clientId : 'unknown';
+  },
   registration: clientIp,
   token: clientIp,
   // Per client address, token or not: free registrations must not multiply it (the identity ceiling's reasoning).

@@ -1,8 +1,8 @@
 import { AppConfig, RateLimitQuota } from '../config/config.js';
 
-/** What a route is limited by: the caller's tier (anonymous or agent), or its own per-address policy. */
+/** What a route is limited by: the caller's tier (anonymous, agent or operator), or its own per-address policy. */
 export type RouteLimit = 'api' | 'registration' | 'token' | 'mcp_housekeeping';
-export type PolicyName = 'anonymous' | 'agent' | 'agent_per_address' | 'registration' | 'token' | 'mcp_housekeeping';
+export type PolicyName = 'anonymous' | 'agent' | 'agent_per_address' | 'operator' | 'registration' | 'token' | 'mcp_housekeeping';
 
 export interface Policy extends RateLimitQuota {
   name: PolicyName;
@@ -19,6 +19,8 @@ export function policies(config: AppConfig): Record<PolicyName, Policy> {
     // Charged with `agent`: the live registrations made from one address share this ceiling
     // (docs/decisions/0013-identity-ceiling-per-address.md).
     agent_per_address: { name: 'agent_per_address', ...config.rateLimitAgentPerAddress },
+    // Operator clients, by client id (docs/decisions/0021-operator-clients-and-client-credentials.md).
+    operator: { name: 'operator', ...config.rateLimitOperator },
     registration: { name: 'registration', ...config.rateLimitRegistration },
     token: { name: 'token', ...config.rateLimitToken },
     mcp_housekeeping: { name: 'mcp_housekeeping', ...config.rateLimitMcpHousekeeping },
