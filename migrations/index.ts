@@ -5,6 +5,7 @@ import { AgentAuth1763900000000 } from './1763900000000-agent-auth.js';
 import { DropIdempotencyResponseStatus1764000000000 } from './1764000000000-drop-idempotency-response-status.js';
 import { RegistrationAddress1764100000000 } from './1764100000000-registration-address.js';
 import { OperatorClients1764200000000 } from './1764200000000-operator-clients.js';
+import { LeadReadColumns1764300000000 } from './1764300000000-lead-read-columns.js';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -12,4 +13,5 @@ export const MIGRATIONS = [
   DropIdempotencyResponseStatus1764000000000,
   RegistrationAddress1764100000000,
   OperatorClients1764200000000,
+  LeadReadColumns1764300000000,
 ];

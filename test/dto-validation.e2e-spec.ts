@@ -8,7 +8,8 @@ import { startAppWith, TestApp } from './support/test-app.js';
 /**
  * `@Body() dto: SomeDto` and `@Query() query: SomeQuery` with the global ValidationPipe, on routes that exist only here:
  * the body middleware's strict JSON rules still hold, @Consumes refuses other media types, and class-validator's
- * findings become the same 422 validation_failed problem, with JSON Pointers, as the hand-written validators give.
+ * findings on a body become the same 422 validation_failed problem, with JSON Pointers, as the hand-written validators
+ * give; on a query, 400 invalid_query naming each parameter.
  */
 
 class Address {
@@ -27,6 +28,7 @@ class ContactDto {
 
 class PingQuery {
   @IsOptional() @IsString() @MaxLength(5) echo?: string;
+  @IsOptional() @IsString() @Matches(/^[a-z]+$/, { context: { code: 'invalid_cursor' } }) mark?: string;
 }
 
 @Controller('test-dto')
@@ -40,7 +42,7 @@ class DtoController {
 
   @Get('ping')
   ping(@Query() query: PingQuery) {
-    return { pong: true, echo: query.echo ?? null };
+    return { pong: true, echo: query.echo ?? null, isInstance: query instanceof PingQuery };
   }
 }
 
@@ -60,7 +62,8 @@ describe('DTOs with @Body() and @Query() through the global ValidationPipe', () 
     expect([res.status, res.body.code]).toEqual([status, code]);
     expect(res.headers['content-type']).toBe('application/problem+json; charset=utf-8');
     expect(res.body).toMatchObject({ status, type: `http://leads.test/docs/errors#${code}`, request_id: res.headers['x-request-id'] });
-    if (errors) expect(res.body.errors.map((e: { pointer: string; code: string }) => [e.pointer, e.code])).toEqual(errors);
+    const place = code === 'invalid_query' ? 'parameter' : 'pointer';
+    if (errors) expect(res.body.errors.map((e: Record<string, string>) => [e[place], e.code])).toEqual(errors);
     else expect(res.body.errors).toBeUndefined();
   }
 
@@ -87,6 +90,14 @@ describe('DTOs with @Body() and @Query() through the global ValidationPipe', () 
       ['an unknown field', { ...VALID, extra: 1 }, [['/extra', 'unknown_field']]],
       ['an unknown field in an array item', { ...VALID, addresses: [{ street: 'Rua A', floor: 2 }] }, [['/addresses/0/floor', 'unknown_field']]],
       ['an unknown field whose name needs escaping', { ...VALID, 'a/b~c': 1 }, [['/a~1b~0c', 'unknown_field']]],
+      [
+        'a name class-transformer would skip',
+        { ...VALID, toString: 'x', hasOwnProperty: 1 },
+        [
+          ['/toString', 'unknown_field'],
+          ['/hasOwnProperty', 'unknown_field'],
+        ],
+      ],
       [
         'several fields, unknown ones last',
         { zzz: 1, name: 5, addresses: [{ street: 'x'.repeat(21), number: 1.5 }] },
@@ -139,15 +150,32 @@ describe('DTOs with @Body() and @Query() through the global ValidationPipe', () 
   });
 
   describe('a query DTO', () => {
-    it('passes valid parameters and none at all', async () => {
-      expect((await t.http.get('/test-dto/ping?echo=hi')).body).toEqual({ pong: true, echo: 'hi' });
-      expect((await t.http.get('/test-dto/ping')).body).toEqual({ pong: true, echo: null });
+    it('passes valid parameters and none at all, as an instance of the DTO', async () => {
+      expect((await t.http.get('/test-dto/ping?echo=hi')).body).toEqual({ pong: true, echo: 'hi', isInstance: true });
+      expect((await t.http.get('/test-dto/ping')).body).toEqual({ pong: true, echo: null, isInstance: true });
     });
 
-    it('answers a bad or unknown parameter 422 with its pointer', async () => {
-      expectProblem(await t.http.get('/test-dto/ping?echo=toolong'), 422, 'validation_failed', [['/echo', 'too_long']]);
-      expectProblem(await t.http.get('/test-dto/ping?echo=a&echo=b'), 422, 'validation_failed', [['/echo', 'invalid_type']]);
-      expectProblem(await t.http.get('/test-dto/ping?other=1'), 422, 'validation_failed', [['/other', 'unknown_field']]);
+    it.each<[string, string, [string, string][]]>([
+      ['a broken rule', '?echo=toolong', [['echo', 'too_long']]],
+      ['a repeated parameter', '?echo=a&echo=b', [['echo', 'repeated_parameter']]],
+      ['an unknown parameter', '?other=1', [['other', 'unknown_parameter']]],
+      ['a code the rule names itself', '?mark=A', [['mark', 'invalid_cursor']]],
+      ['__proto__, which the base pipe deletes unseen', '?__proto__=1', [['__proto__', 'unknown_parameter']]],
+      ['constructor, likewise', '?echo=a&constructor=1', [['constructor', 'unknown_parameter']]],
+      ['a name class-transformer skips', '?valueOf=1', [['valueOf', 'unknown_parameter']]],
+      [
+        'several, unknown ones last',
+        '?zz=1&echo=toolong&mark=a&mark=b',
+        [
+          ['echo', 'too_long'],
+          ['mark', 'repeated_parameter'],
+          ['zz', 'unknown_parameter'],
+        ],
+      ],
+    ])('answers %s 400 invalid_query, naming the parameter', async (_name, query, errors) => {
+      const res = await t.http.get(`/test-dto/ping${query}`);
+      expectProblem(res, 400, 'invalid_query', errors);
+      for (const error of res.body.errors) expect(Object.keys(error).sort()).toEqual(['code', 'detail', 'parameter']);
     });
   });
 });

@@ -48,6 +48,10 @@ describe('POST /api/v1/lead', () => {
       empresa: 'Empresa Exemplo Ltda.',
       mensagem: 'Gostaria de uma proposta.\nObrigada!',
       origem: 'site',
+      email_folded: 'maria.silva@empresa.com.br',
+      channel: 'api',
+      registration_id: null,
+      client_id: null,
     });
     expect(new Date(row.received_at).toISOString()).toBe(res.body.received_at);
   });

@@ -233,7 +233,7 @@ describe('MCP server (streamable HTTP at /mcp) and server card', () => {
       expect(receipt.id).toEqual(expect.any(String));
       expect(JSON.parse(text(result))).toEqual(receipt);
       expect(await countLeads(t.dataSource)).toBe(before + 1);
-      expect(await leadRow(receipt.id)).toMatchObject({ nome: 'Ana', email: 'ana@exemplo.com', registration_id: null });
+      expect(await leadRow(receipt.id)).toMatchObject({ nome: 'Ana', email: 'ana@exemplo.com', registration_id: null, channel: 'mcp' });
     });
 
     it('submit_lead with a bearer token stores the lead as the agent’s', async () => {
@@ -241,7 +241,7 @@ describe('MCP server (streamable HTTP at /mcp) and server card', () => {
       const agent = await connect(era, token);
       const result = (await agent.callTool({ name: 'submit_lead', arguments: { nome: 'Bia', email: 'bia@exemplo.com' } })) as CallToolResult;
       expect(result.isError).toBe(false);
-      expect(await leadRow((result.structuredContent as { id: string }).id)).toMatchObject({ nome: 'Bia', registration_id: registrationId });
+      expect(await leadRow((result.structuredContent as { id: string }).id)).toMatchObject({ nome: 'Bia', registration_id: registrationId, channel: 'mcp' });
     });
 
     it('get_service_health and get_service_info answer what GET /api/v1/health and /api/v1/info do', async () => {
@@ -367,8 +367,9 @@ describe('MCP server (streamable HTTP at /mcp) and server card', () => {
   });
 
   describe('a lead submitted through MCP is stored exactly like one through REST', () => {
+    /** All but the id, the time and the channel (which tells the two surfaces apart). */
     const normalised = (row: Record<string, unknown>) => {
-      const { id: _id, received_at: _receivedAt, ...rest } = row;
+      const { id: _id, received_at: _receivedAt, channel: _channel, ...rest } = row;
       return rest;
     };
 
@@ -381,6 +382,7 @@ describe('MCP server (streamable HTTP at /mcp) and server card', () => {
         const restRow = await leadRow(viaRest.body.id);
         const mcpRow = await leadRow((viaMcp.structuredContent as { id: string }).id);
         expect(normalised(mcpRow)).toEqual(normalised(restRow));
+        expect([restRow.channel, mcpRow.channel]).toEqual(['api', 'mcp']);
         expect(mcpRow.registration_id).toBeNull();
         // The receipt has the REST receipt's shape.
         expect(Object.keys(viaMcp.structuredContent!).sort()).toEqual(Object.keys(viaRest.body).sort());

@@ -153,7 +153,7 @@ describeOnSqlite('CONTRIBUTING.md walkthrough: GET /api/v1/ping in the watch loo
     const validate = (status: string, mediaType: string) =>
       ajv.compile({ $ref: `contract#/paths/~1api~1v1~1ping/get/responses/${status}/content/${mediaType.replace('/', '~1')}/schema` });
     const ok = validate('200', 'application/json');
-    const unprocessable = validate('422', 'application/problem+json');
+    const badQuery = validate('400', 'application/problem+json');
 
     const get = async (query: string) => {
       const res = await fetch(`${base}/api/v1/ping${query}`);
@@ -170,14 +170,15 @@ describeOnSqlite('CONTRIBUTING.md walkthrough: GET /api/v1/ping in the watch loo
     expect(echoed.body).toEqual({ pong: true, echo: 'hello' });
     expect(ok(echoed.body)).toBe(true);
 
-    for (const [query, pointer, code] of [
-      [`?echo=${'x'.repeat(33)}`, '/echo', 'too_long'],
-      ['?foo=1', '/foo', 'unknown_field'],
+    for (const [query, parameter, code] of [
+      [`?echo=${'x'.repeat(33)}`, 'echo', 'too_long'],
+      ['?echo=a&echo=b', 'echo', 'repeated_parameter'],
+      ['?foo=1', 'foo', 'unknown_parameter'],
     ]) {
       const refused = await get(query);
-      expect([refused.status, refused.type, refused.body.code]).toEqual([422, 'application/problem+json; charset=utf-8', 'validation_failed']);
-      expect(refused.body.errors).toEqual([expect.objectContaining({ pointer, code })]);
-      expect([query, unprocessable(refused.body), unprocessable.errors]).toEqual([query, true, null]);
+      expect([refused.status, refused.type, refused.body.code]).toEqual([400, 'application/problem+json; charset=utf-8', 'invalid_query']);
+      expect(refused.body.errors).toEqual([expect.objectContaining({ parameter, code })]);
+      expect([query, badQuery(refused.body), badQuery.errors]).toEqual([query, true, null]);
     }
   }, 30_000);
 });

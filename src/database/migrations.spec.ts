@@ -1,5 +1,12 @@
+import 'reflect-metadata';
 import { readdirSync } from 'node:fs';
+import { DataSource, DataSourceOptions } from 'typeorm';
 import { MIGRATIONS } from '../../migrations/index.js';
+import { freshDatabase, TestDatabase } from '../../test/support/database.js';
+import { AppConfig, loadConfig } from '../config/config.js';
+import { foldEmail } from '../leads/lead-rules.js';
+import { dataSourceOptions, runMigrations } from './data-source.js';
+import { uuidv7 } from './uuid-v7.js';
 
 describe('the migration list (migrations/index.ts)', () => {
   it('names every migration file of migrations/, oldest first, so that none is written and never run', () => {
@@ -9,5 +16,53 @@ describe('the migration list (migrations/index.ts)', () => {
     const timestamps = files.map((name) => name.slice(0, name.indexOf('-')));
     expect(files.length).toBeGreaterThan(0);
     expect(MIGRATIONS.map((migration) => migration.name.slice(-timestamps[0].length))).toEqual(timestamps);
+  });
+});
+
+const kinds: ('sqlite' | 'postgres')[] = process.env.TEST_DATABASE_URL ? ['sqlite', 'postgres'] : ['sqlite'];
+
+describe.each(kinds)('1764300000000-lead-read-columns on %s, over leads stored before it', (kind) => {
+  let database: TestDatabase;
+  let dataSource: DataSource;
+  let config: AppConfig;
+  const at = MIGRATIONS.findIndex((migration) => migration.name.endsWith('1764300000000'));
+
+  beforeAll(async () => {
+    database = await freshDatabase(kind);
+    config = loadConfig({ LOG_LEVEL: 'silent', ...database.env });
+    dataSource = await new DataSource({ ...dataSourceOptions(config), migrations: MIGRATIONS.slice(0, at) } as DataSourceOptions).initialize();
+  });
+  afterAll(async () => {
+    await dataSource?.destroy();
+    await database.drop();
+  });
+
+  it('folds every stored e-mail as the service does, Unicode included, across batches', async () => {
+    await runMigrations(dataSource);
+    const emails = [
+      'Maria@Example.COM',
+      'ÉLODIE@Example.com',
+      'İlkay@örnek.com.tr',
+      'ΣΟΦΙΑ@Example.gr',
+      ...Array.from({ length: 1203 }, (_, i) => `JOÃO.${i}@Example.com`),
+      ...Array.from({ length: 30 }, (_, i) => `plain.${i}@example.com`),
+    ];
+    const values = emails.map((email) => [uuidv7(), email]);
+    const sql = (index: number) => (kind === 'postgres' ? `$${index}` : '?');
+    for (let start = 0; start < values.length; start += 100) {
+      const chunk = values.slice(start, start + 100);
+      await dataSource.query(
+        `INSERT INTO leads (id, nome, email, received_at) VALUES ${chunk.map((_, i) => `(${sql(3 * i + 1)}, 'x', ${sql(3 * i + 2)}, ${sql(3 * i + 3)})`).join(', ')}`,
+        chunk.flatMap(([id, email]) => [id, email, kind === 'postgres' ? new Date() : '2026-11-20 10:00:00.000']),
+      );
+    }
+    await dataSource.destroy();
+    dataSource = await new DataSource(dataSourceOptions(config)).initialize();
+    await runMigrations(dataSource);
+    const rows = (await dataSource.query('SELECT email, email_folded, channel, client_id FROM leads')) as Record<string, string | null>[];
+    expect(rows).toHaveLength(emails.length);
+    const wrong = rows.filter((row) => row.email_folded !== foldEmail(row.email!) || row.channel !== 'api' || row.client_id !== null);
+    expect(wrong).toEqual([]);
+    expect(rows.find((row) => row.email === 'ΣΟΦΙΑ@Example.gr')?.email_folded).toBe('σοφια@example.gr');
   });
 });

@@ -3,7 +3,7 @@ import { marked } from 'marked';
 import { AppConfig } from '../config/config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { AppError } from '../problem/app-error.js';
-import { ERROR_CATALOG, ErrorCode } from '../problem/error-catalog.js';
+import { ERROR_CATALOG, ErrorCode, FIELD_ERROR_CODES, QUERY_ERROR_CODES } from '../problem/error-catalog.js';
 import { errorTypeUri } from '../problem/problem.js';
 import { DOC_PAGES } from './docs.pages.js';
 import { docsLayout, escapeHtml } from './docs-layout.js';
@@ -78,8 +78,8 @@ export class DocsService {
 Every error response is an [RFC 9457](https://www.rfc-editor.org/rfc/rfc9457) problem (\`application/problem+json\`)
 with \`type\`, \`title\`, \`status\`, \`detail\`, \`code\`, \`hint\`, \`instance\` and \`request_id\`. Validation problems add
 \`errors[]\`: up to 20 entries of \`{pointer, code, detail}\`, where \`pointer\` is a JSON Pointer to the field and \`code\` one of
-\`required\`, \`invalid_type\`, \`too_short\`, \`too_long\`, \`invalid_format\`, \`invalid_characters\`, \`unknown_field\`,
-\`forbidden_key\`, \`duplicate_key\`, \`nesting_too_deep\`, \`too_many_items\`. At \`/oauth2/*\` errors also carry the OAuth
+${FIELD_ERROR_CODES.map((code) => `\`${code}\``).join(', ')}. A bad query (\`invalid_query\`) lists its parameters as
+\`{parameter, code, detail}\`, \`code\` one of ${QUERY_ERROR_CODES.map((code) => `\`${code}\``).join(', ')}. At \`/oauth2/*\` errors also carry the OAuth
 members \`error\` and \`error_description\`. This list is available as JSON with \`Accept: application/json\`.
 
 ${sections}

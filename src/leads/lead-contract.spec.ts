@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { CONTRACT, contractSchema } from '../../test/support/contract.js';
 import { escapePointer } from '../body/strict-json.js';
 import { AppError } from '../problem/app-error.js';
+import { FieldError } from '../problem/error-catalog.js';
 import { LEAD_FIELD_NAMES, LEAD_FIELDS, LeadField } from './lead-rules.js';
 import { LeadValidationService } from './lead-validation.service.js';
 
@@ -52,7 +53,7 @@ function byService(body: unknown): Verdict & { lead?: unknown } {
     return { accepts: true, fields: [], errors: [], lead };
   } catch (error) {
     if (!(error instanceof AppError) || error.code !== 'validation_failed') throw error;
-    const errors = error.options.errors ?? [];
+    const errors = (error.options.errors ?? []) as FieldError[];
     return { accepts: false, fields: [...new Set(errors.map((e) => e.pointer))].sort(), errors };
   }
 }

@@ -85,6 +85,15 @@ export function normaliseEmail(value: string): string {
   return email.slice(0, at) + email.slice(at).toLowerCase();
 }
 
+/**
+ * The case-insensitive form of an address: stored beside it (`email_folded`, indexed) and applied to the read API's
+ * `email` filter, so both sides fold alike. NFC, then JavaScript's full Unicode lower-casing (SQLite's lower() folds
+ * ASCII only). migrations/1764300000000-lead-read-columns.ts holds a copy for the rows stored before it.
+ */
+export function foldEmail(email: string): string {
+  return email.normalize('NFC').toLowerCase();
+}
+
 /** Why a value breaks its field's rules, the most basic reason first; undefined when it keeps them all. */
 export function fieldFailure(name: LeadField, value: unknown): LeadFieldFailure | undefined {
   const rule: LeadFieldRule = LEAD_FIELDS[name];

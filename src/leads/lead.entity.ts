@@ -1,4 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
+import type { LeadChannel } from './lead-channel.js';
 
 /** A stored lead; the row holds the normalised fields exactly as the sandbox would return them. */
 @Entity('leads')
@@ -11,6 +12,10 @@ export class Lead {
 
   @Column({ type: 'varchar' })
   email: string;
+
+  /** foldEmail(email) (lead-rules.ts): what the read API's `email` filter matches, through an index. */
+  @Column({ type: 'varchar', name: 'email_folded' })
+  emailFolded: string;
 
   @Column({ type: 'varchar', nullable: true })
   telefone: string | null;
@@ -30,6 +35,14 @@ export class Lead {
   /** The agent registration that sent the lead with a bearer token; null for anonymous callers. */
   @Column({ type: 'varchar', name: 'registration_id', nullable: true })
   registrationId: string | null;
+
+  /** The operator client that sent the lead with its token (scope leads:write); null otherwise. */
+  @Column({ type: 'varchar', name: 'client_id', nullable: true })
+  clientId: string | null;
+
+  /** The surface it came through (lead-channel.ts). */
+  @Column({ type: 'varchar' })
+  channel: LeadChannel;
 
   // The column type is left to each driver (datetime / timestamp); the migration creates timestamptz on PostgreSQL.
   @Column({ name: 'received_at' })

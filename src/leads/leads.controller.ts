@@ -5,6 +5,7 @@ import { callerOf } from '../auth/caller.decorator.js';
 import { Consumes } from '../body/body.guard.js';
 import { RateLimit } from '../rate-limit/rate-limit.guard.js';
 import { readIdempotencyKey } from './idempotency-key.header.js';
+import { leadChannelOf } from './lead-channel.js';
 import { LeadReceipt, LeadsService } from './leads.service.js';
 
 @Controller('api/v1')
@@ -22,6 +23,6 @@ export class LeadsController {
   @HttpCode(201)
   @Consumes('application/json')
   create(@Req() req: Request): Promise<LeadReceipt> {
-    return this.leads.create(req.body as Record<string, unknown>, callerOf(req), readIdempotencyKey(req));
+    return this.leads.create(req.body as Record<string, unknown>, callerOf(req), leadChannelOf(req), readIdempotencyKey(req));
   }
 }

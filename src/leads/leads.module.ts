@@ -3,16 +3,21 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { IdempotencyKey } from './idempotency-key.entity.js';
 import { IdempotencyService } from './idempotency.service.js';
 import { Lead } from './lead.entity.js';
+import { LeadReader } from './lead-reader.service.js';
 import { LeadValidationService } from './lead-validation.service.js';
 import { LeadWriter } from './lead-writer.service.js';
 import { LeadsController } from './leads.controller.js';
+import { LeadsReadController } from './leads-read.controller.js';
+import { LeadsReadService } from './leads-read.service.js';
 import { LeadsService } from './leads.service.js';
 
 @Module({
   imports: [TypeOrmModule.forFeature([Lead, IdempotencyKey])],
-  controllers: [LeadsController],
-  providers: [LeadsService, LeadValidationService, LeadWriter, IdempotencyService],
-  // LeadWriter: other modules add their rows to the transaction that stores a lead (LeadWriter.alsoWrite).
-  exports: [LeadsService, LeadValidationService, LeadWriter],
+  // LeadsReadController last: its GET leads/:id must not take a literal route such as leads/export (see there).
+  controllers: [LeadsController, LeadsReadController],
+  providers: [LeadsService, LeadValidationService, LeadWriter, LeadReader, LeadsReadService, IdempotencyService],
+  // LeadWriter: other modules add their rows to the transaction that stores a lead (LeadWriter.alsoWrite). LeadReader:
+  // the one read path of every surface (REST, GraphQL, MCP, export).
+  exports: [LeadsService, LeadValidationService, LeadWriter, LeadReader],
 })
 export class LeadsModule {}

@@ -6,7 +6,8 @@ import { uuidv7 } from '../database/uuid-v7.js';
 import { Caller } from '../auth/caller.decorator.js';
 import { IdempotencyService } from './idempotency.service.js';
 import { Lead } from './lead.entity.js';
-import { LEAD_FIELD_NAMES, NormalisedLead } from './lead-rules.js';
+import type { LeadChannel } from './lead-channel.js';
+import { foldEmail, LEAD_FIELD_NAMES, NormalisedLead } from './lead-rules.js';
 import { LeadValidationService } from './lead-validation.service.js';
 import { LeadWriter } from './lead-writer.service.js';
 
@@ -25,12 +26,15 @@ export class LeadsService {
     private readonly idempotency: IdempotencyService,
   ) {}
 
-  /** Validates, normalises and stores a lead; with an Idempotency-Key a retry returns the first receipt instead of a second row. */
-  async create(body: Record<string, unknown>, caller: Caller, idempotencyKey?: string): Promise<LeadReceipt> {
+  /**
+   * Validates, normalises and stores a lead, with the surface it came through; with an Idempotency-Key a retry returns
+   * the first receipt instead of a second row.
+   */
+  async create(body: Record<string, unknown>, caller: Caller, channel: LeadChannel, idempotencyKey?: string): Promise<LeadReceipt> {
     const lead = this.validation.validate(body);
-    if (idempotencyKey === undefined) return this.store(uuidv7(), lead, caller);
+    if (idempotencyKey === undefined) return this.store(uuidv7(), lead, caller, channel);
     return this.idempotency.run(caller.scope, idempotencyKey, leadFingerprint(lead), {
-      execute: (id) => this.store(id, lead, caller),
+      execute: (id) => this.store(id, lead, caller, channel),
       recover: async (id) => {
         const stored = await this.leads.findOneBy({ id });
         return stored ? receipt(stored.id, stored.receivedAt) : undefined;
@@ -38,18 +42,21 @@ export class LeadsService {
     });
   }
 
-  private async store(id: string, lead: NormalisedLead, caller: Caller): Promise<LeadReceipt> {
+  private async store(id: string, lead: NormalisedLead, caller: Caller, channel: LeadChannel): Promise<LeadReceipt> {
     const receivedAt = new Date();
     const row: Lead = {
       id,
       nome: lead.nome,
       email: lead.email,
+      emailFolded: foldEmail(lead.email),
       telefone: lead.telefone ?? null,
       telefoneE164: lead.telefone_e164 ?? null,
       empresa: lead.empresa ?? null,
       mensagem: lead.mensagem ?? null,
       origem: lead.origem ?? null,
       registrationId: caller.registrationId,
+      clientId: caller.clientId,
+      channel,
       receivedAt,
     };
     await this.writer.write(row);

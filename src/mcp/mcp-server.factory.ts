@@ -148,7 +148,7 @@ export class McpServerFactory {
           inputSchema: leadInput,
           annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
         },
-        run: lead(async (body, caller) => ({ ...(await this.leads.create(body, caller)) })),
+        run: lead(async (body, caller) => ({ ...(await this.leads.create(body, caller, 'mcp')) })),
       },
       {
         name: 'get_service_health',

@@ -1,11 +1,11 @@
-import { ErrorCode, FieldError } from './error-catalog.js';
+import { ErrorCode, FieldError, ProblemError, QueryError } from './error-catalog.js';
 
 /** A failure with a catalog code; the problem filter turns it into application/problem+json. */
 export class AppError extends Error {
   constructor(
     readonly code: ErrorCode,
     readonly detail: string,
-    readonly options: { errors?: FieldError[]; headers?: Record<string, string>; extensions?: Record<string, unknown> } = {},
+    readonly options: { errors?: ProblemError[]; headers?: Record<string, string>; extensions?: Record<string, unknown> } = {},
   ) {
     super(detail);
     this.name = 'AppError';
@@ -23,4 +23,9 @@ export function serviceUnavailable(detail: string, extensions?: Record<string, u
 export function validationFailed(errors: FieldError[]): AppError {
   const fields = errors.length === 1 ? `${errors[0].pointer || 'the body'}` : `${errors.length} fields`;
   return new AppError('validation_failed', `The request has invalid input in ${fields}.`, { errors });
+}
+
+export function invalidQuery(errors: QueryError[]): AppError {
+  const parameters = errors.length === 1 ? errors[0].parameter : `${errors.length} parameters`;
+  return new AppError('invalid_query', `The query has invalid input in ${parameters}.`, { errors });
 }

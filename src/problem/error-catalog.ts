@@ -41,6 +41,13 @@ export const ERROR_CATALOG = {
     hint: 'Send one Idempotency-Key of 1 to 255 printable ASCII characters, ideally a UUID.',
     description: 'The Idempotency-Key header is empty, too long, repeated or contains characters outside printable ASCII.',
   },
+  invalid_query: {
+    status: 400,
+    title: 'Invalid query',
+    hint: 'Fix the query parameters listed in errors[] (each names its parameter and a code) and send the request again.',
+    description:
+      'A query parameter is unknown, repeated, malformed or out of range, or a cursor is not one the service issued for these filters. Nothing was read.',
+  },
   unsupported_identity_type: {
     status: 400,
     title: 'Unsupported identity type',
@@ -102,6 +109,12 @@ export const ERROR_CATALOG = {
     title: 'Not found',
     hint: 'Check the path; the API lives under /api/v1 and its contract is at /docs/openapi-leads.json.',
     description: 'No resource exists at this path.',
+  },
+  lead_not_found: {
+    status: 404,
+    title: 'Lead not found',
+    hint: 'Check the id: it is the one POST /api/v1/lead answered, and GET /api/v1/leads lists them.',
+    description: 'No stored lead has this id.',
   },
   method_not_allowed: {
     status: 405,
@@ -195,5 +208,29 @@ export interface FieldError {
   code: FieldErrorCode;
   detail: string;
 }
+
+/** Codes carried by each entry of an invalid_query problem's errors[]. */
+export const QUERY_ERROR_CODES = [
+  'required',
+  'unknown_parameter',
+  'repeated_parameter',
+  'invalid_format',
+  'too_short',
+  'too_long',
+  'out_of_range',
+  'invalid_cursor',
+] as const;
+
+export type QueryErrorCode = (typeof QUERY_ERROR_CODES)[number];
+
+/** What is wrong with one query parameter, named as it appears in the URL. */
+export interface QueryError {
+  parameter: string;
+  code: QueryErrorCode;
+  detail: string;
+}
+
+/** An entry of a problem's errors[]: a body member located by a JSON Pointer, or a query parameter by its name. */
+export type ProblemError = FieldError | QueryError;
 
 export const MAX_FIELD_ERRORS = 20;

@@ -1,4 +1,4 @@
-import { ERROR_CATALOG, ErrorCode, FieldError, MAX_FIELD_ERRORS } from './error-catalog.js';
+import { ERROR_CATALOG, ErrorCode, MAX_FIELD_ERRORS, ProblemError } from './error-catalog.js';
 
 export interface Problem {
   type: string;
@@ -9,7 +9,7 @@ export interface Problem {
   hint: string;
   instance: string;
   request_id: string;
-  errors?: FieldError[];
+  errors?: ProblemError[];
   [extension: string]: unknown;
 }
 
@@ -24,7 +24,7 @@ export function buildProblem(
   baseUrl: string,
   code: ErrorCode,
   detail: string,
-  context: { instance: string; requestId: string; errors?: FieldError[]; extensions?: Record<string, unknown> },
+  context: { instance: string; requestId: string; errors?: ProblemError[]; extensions?: Record<string, unknown> },
 ): Problem {
   const entry = ERROR_CATALOG[code];
   const problem: Problem = {

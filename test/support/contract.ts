@@ -33,10 +33,13 @@ ajv.addKeyword({
 });
 ajv.addSchema({ ...CONTRACT, $id: 'contract' }, 'contract');
 
-const templates = Object.keys(CONTRACT.paths).map((template) => ({
-  template,
-  regex: new RegExp(`^${template.replace(/[.]/g, '\\.').replace(/\{[^}]+\}/g, '[^/]+')}$`),
-}));
+// A literal path before a templated one that also matches it (/api/v1/leads/export before /api/v1/leads/{id}), as the router tries them.
+const templates = Object.keys(CONTRACT.paths)
+  .map((template) => ({
+    template,
+    regex: new RegExp(`^${template.replace(/[.]/g, '\\.').replace(/\{[^}]+\}/g, '[^/]+')}$`),
+  }))
+  .sort((a, b) => Number(a.template.includes('{')) - Number(b.template.includes('{')));
 
 // The (operation, status) pairs this test file saw, for test/support/contract-coverage.reporter.cjs: one file per jest
 // project and process, in the folder the reporter names (nothing is recorded when it does not run).

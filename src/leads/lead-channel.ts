@@ -1,0 +1,19 @@
+import type { Request } from 'express';
+
+/** The surface a lead came through: a label for marketers, worked out by the service, never read from the body or used for a decision. */
+export type LeadChannel = 'api' | 'form' | 'mcp' | 'cli';
+
+/** The User-Agent of the command-line client (cli/leads.ts: `leads-cli/<version> (node …)`). */
+const CLI_USER_AGENT = 'leads-cli/';
+
+/**
+ * The channel of a lead sent over HTTP: `cli` for the command-line client; `form` for a browser page (the form script or
+ * a page's own fetch: browsers send Origin on a cross-origin or POST request, and Sec-Fetch-Mode: cors); `api`
+ * otherwise. Header reads only, on the benchmarked path. The MCP tool says `mcp` itself.
+ */
+export function leadChannelOf(req: Request): LeadChannel {
+  const headers = req.headers;
+  if (headers['user-agent']?.startsWith(CLI_USER_AGENT)) return 'cli';
+  if (headers.origin !== undefined || headers['sec-fetch-mode'] === 'cors') return 'form';
+  return 'api';
+}

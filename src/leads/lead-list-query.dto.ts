@@ -1,0 +1,37 @@
+import { Transform } from 'class-transformer';
+import { IsDate, IsInt, IsOptional, IsString, Max, MaxLength, Min, MinLength } from 'class-validator';
+import { LEAD_FIELDS } from './lead-rules.js';
+import { MAX_PAGE_SIZE } from './lead-reader.service.js';
+import { parseDateTime } from './rfc3339.js';
+
+/** Digits become a number for the range rules; anything else stays as sent, for IsInt to refuse. */
+const integer = ({ value }: { value: unknown }) => (typeof value === 'string' && /^-?\d+$/.test(value) ? Number(value) : value);
+/** An RFC 3339 date-time becomes its instant; anything else stays as sent, for IsDate to refuse. */
+const dateTime = ({ value }: { value: unknown }) => (typeof value === 'string' ? (parseDateTime(value) ?? value) : value);
+
+const LIMIT = `limit must be an integer from 1 to ${MAX_PAGE_SIZE}.`;
+const DATE_TIME = (name: string) => `${name} must be an RFC 3339 date-time with a time zone, such as 2026-11-22T13:45:14Z or 2026-11-22T10:45:14-03:00.`;
+
+/**
+ * GET /api/v1/leads's query. The global ValidationPipe answers a broken rule, an unknown or a repeated parameter with
+ * 400 invalid_query naming the parameter (src/body/validation.pipe.ts).
+ */
+export class LeadListQuery {
+  @IsOptional()
+  @Transform(integer)
+  @IsInt({ message: LIMIT })
+  @Min(1, { message: LIMIT })
+  @Max(MAX_PAGE_SIZE, { message: LIMIT })
+  limit?: number;
+
+  @IsOptional() @IsString() cursor?: string;
+
+  @IsOptional() @Transform(dateTime) @IsDate({ message: DATE_TIME('since') }) since?: Date;
+
+  @IsOptional() @Transform(dateTime) @IsDate({ message: DATE_TIME('until') }) until?: Date;
+
+  // No longer than a stored value can be: a longer one would only ever match nothing.
+  @IsOptional() @IsString() @MinLength(1) @MaxLength(LEAD_FIELDS.origem.max) origem?: string;
+
+  @IsOptional() @IsString() @MinLength(1) @MaxLength(LEAD_FIELDS.email.max) email?: string;
+}

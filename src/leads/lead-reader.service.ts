@@ -1,0 +1,215 @@
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata.js';
+import type { LeadChannel } from './lead-channel.js';
+import { Lead } from './lead.entity.js';
+import { foldEmail } from './lead-rules.js';
+
+export type { LeadChannel } from './lead-channel.js';
+
+/** A stored lead as every read surface shows it (REST, GraphQL, MCP, export, CLI). */
+export interface LeadView {
+  id: string;
+  /** ISO 8601 in UTC with milliseconds, as the receipt of POST /api/v1/lead gave it. */
+  received_at: string;
+  nome: string;
+  email: string;
+  telefone: string | null;
+  telefone_e164: string | null;
+  empresa: string | null;
+  mensagem: string | null;
+  origem: string | null;
+  channel: LeadChannel;
+  registration_id: string | null;
+  client_id: string | null;
+}
+
+/** Which leads: `since` inclusive, `until` exclusive (half-open, so consecutive windows neither overlap nor leave gaps). */
+export interface LeadFilter {
+  since?: Date;
+  until?: Date;
+  /** Exact. */
+  origem?: string;
+  /** Exact but case-insensitive (foldEmail on both sides). */
+  email?: string;
+}
+
+export interface LeadPage {
+  data: LeadView[];
+  /** The cursor after each item of `data` (Relay's edges). */
+  cursors: string[];
+  /** The cursor after the last item when more leads follow, else null. */
+  nextCursor: string | null;
+}
+
+/** A cursor that is malformed, altered, or was issued for other filters (or by a database with another key). */
+export class InvalidCursor extends Error {
+  constructor() {
+    super('The cursor is not one this service issued for these filters.');
+    this.name = 'InvalidCursor';
+  }
+}
+
+/** The largest page any surface may ask for. */
+export const MAX_PAGE_SIZE = 200;
+
+const COLUMNS = 'id, received_at, nome, email, telefone, telefone_e164, empresa, mensagem, origem, channel, registration_id, client_id';
+const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+interface Row {
+  id: string;
+  received_at: unknown;
+  nome: string;
+  email: string;
+  telefone: string | null;
+  telefone_e164: string | null;
+  empresa: string | null;
+  mensagem: string | null;
+  origem: string | null;
+  channel: LeadChannel;
+  registration_id: string | null;
+  client_id: string | null;
+}
+
+/**
+ * The one read path for stored leads: newest first, by (received_at, id) descending, in keyset pages. A page's SQL
+ * seeks with the row value `(received_at, id) < (…)`, which both SQLite and PostgreSQL answer from an index in that order
+ * (alone, or after email_folded or origem). Cursors are sealed with a key kept in the database, so every instance
+ * reads every instance's cursors (docs/decisions/0023-lead-read-api.md).
+ */
+@Injectable()
+export class LeadReader {
+  private readonly receivedAt: ColumnMetadata;
+  private readonly sqlite: boolean;
+  private key?: Promise<Buffer>;
+
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
+    this.receivedAt = dataSource.getMetadata(Lead).findColumnWithPropertyName('receivedAt')!;
+    this.sqlite = dataSource.options.type === 'better-sqlite3';
+  }
+
+  /** One page of the leads the filter selects, after the cursor's lead; limit 1 to MAX_PAGE_SIZE. Throws InvalidCursor. */
+  async list(filter: LeadFilter, limit: number, cursor?: string): Promise<LeadPage> {
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_SIZE) throw new RangeError(`limit must be an integer from 1 to ${MAX_PAGE_SIZE}`);
+    const key = await this.cursorKey();
+    const binding = filterBinding(filter);
+    const after = cursor === undefined ? undefined : openCursor(key, binding, cursor);
+    const params: unknown[] = [];
+    const param = (value: unknown) => this.dataSource.driver.createParameter(`p${params.push(value)}`, params.length - 1);
+    const where: string[] = [];
+    if (filter.email !== undefined) where.push(`email_folded = ${param(foldEmail(filter.email))}`);
+    if (filter.origem !== undefined) where.push(`origem = ${param(filter.origem)}`);
+    if (filter.since !== undefined) where.push(`received_at >= ${param(this.stored(filter.since))}`);
+    // After a cursor, `until` is implied (the cursor's lead met it) and left out: beside the row value, SQLite would seek
+    // from `until` and walk every row down to the cursor.
+    if (filter.until !== undefined && !after) where.push(`received_at < ${param(this.stored(filter.until))}`);
+    if (after) where.push(`(received_at, id) < (${param(this.stored(new Date(after.receivedAt)))}, ${param(after.id)})`);
+    const rows = (await this.dataSource.query(
+      `SELECT ${COLUMNS} FROM leads${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY received_at DESC, id DESC LIMIT ${limit + 1}`,
+      params,
+    )) as Row[];
+    const data = rows.slice(0, limit).map((row) => this.view(row));
+    const cursors = data.map((lead) => sealCursor(key, binding, Date.parse(lead.received_at), lead.id));
+    return { data, cursors, nextCursor: rows.length > limit ? cursors[cursors.length - 1] : null };
+  }
+
+  /** The lead with this id (a UUID, in any letter case), or null. */
+  async get(id: string): Promise<LeadView | null> {
+    const canonical = id.toLowerCase();
+    // Anything else is no lead's id; PostgreSQL would refuse it as a uuid rather than find nothing.
+    if (!CANONICAL_UUID.test(canonical)) return null;
+    const [row] = (await this.dataSource.query(`SELECT ${COLUMNS} FROM leads WHERE id = ${this.dataSource.driver.createParameter('id', 0)}`, [
+      canonical,
+    ])) as Row[];
+    return row ? this.view(row) : null;
+  }
+
+  /** A date as the column stores it (SQLite: UTC text with milliseconds, compared as text), by TypeORM's own conversion. */
+  private stored(date: Date): unknown {
+    return this.dataSource.driver.preparePersistentValue(date, this.receivedAt);
+  }
+
+  private view(row: Row): LeadView {
+    return {
+      id: row.id,
+      received_at: (this.dataSource.driver.prepareHydratedValue(row.received_at, this.receivedAt) as Date).toISOString(),
+      nome: row.nome,
+      email: row.email,
+      telefone: row.telefone,
+      telefone_e164: row.telefone_e164,
+      empresa: row.empresa,
+      mensagem: row.mensagem,
+      origem: row.origem,
+      channel: row.channel,
+      registration_id: row.registration_id,
+      client_id: row.client_id,
+    };
+  }
+
+  /**
+   * The cursor key, shared through the database: made by whichever instance needs it first (a conflict means another
+   * made it meanwhile), then read by all. Kept for the life of the process; a failure is retried on the next call.
+   */
+  private cursorKey(): Promise<Buffer> {
+    this.key ??= this.loadKey().catch((error: unknown) => {
+      this.key = undefined;
+      throw error;
+    });
+    return this.key;
+  }
+
+  private async loadKey(): Promise<Buffer> {
+    const [p1, p2] = this.sqlite ? ['?', '?'] : ['$1', '$2'];
+    await this.dataSource.query(`INSERT INTO service_keys (purpose, secret) VALUES (${p1}, ${p2}) ON CONFLICT (purpose) DO NOTHING`, [
+      CURSOR_KEY_PURPOSE,
+      randomBytes(32).toString('base64url'),
+    ]);
+    const [row] = (await this.dataSource.query(`SELECT secret FROM service_keys WHERE purpose = ${p1}`, [CURSOR_KEY_PURPOSE])) as { secret: string }[];
+    return Buffer.from(row.secret, 'base64url');
+  }
+}
+
+const CURSOR_KEY_PURPOSE = 'lead_cursor';
+const CURSOR_VERSION = 1;
+const MAC_BYTES = 16;
+/** Longer than any cursor this service writes (about 90 characters); longer input is refused before decoding. */
+const MAX_CURSOR_LENGTH = 200;
+const CURSOR_TEXT = /^[A-Za-z0-9_-]+$/;
+const CURSOR_PAYLOAD = /^(\d{1,15})\.([0-9a-f-]{36})$/;
+
+/** What a cursor is bound to: the filter as the query compares it (dates to the millisecond, the e-mail folded). */
+export function filterBinding(filter: LeadFilter): string {
+  return JSON.stringify([
+    filter.since?.getTime() ?? null,
+    filter.until?.getTime() ?? null,
+    filter.origem ?? null,
+    filter.email === undefined ? null : foldEmail(filter.email),
+  ]);
+}
+
+/**
+ * A cursor: base64url of a version byte, a 128-bit HMAC-SHA256 tag over the filter binding and the payload, and the
+ * payload `<received_at ms>.<id>`, the position of the lead it follows.
+ */
+export function sealCursor(key: Buffer, binding: string, receivedAtMs: number, id: string): string {
+  const payload = Buffer.from(`${receivedAtMs}.${id}`, 'latin1');
+  return Buffer.concat([Buffer.of(CURSOR_VERSION), tag(key, binding, payload), payload]).toString('base64url');
+}
+
+/** The position a cursor holds, if this key sealed it for this binding; else InvalidCursor. */
+export function openCursor(key: Buffer, binding: string, cursor: string): { receivedAt: number; id: string } {
+  if (cursor.length > MAX_CURSOR_LENGTH || !CURSOR_TEXT.test(cursor)) throw new InvalidCursor();
+  const bytes = Buffer.from(cursor, 'base64url');
+  if (bytes.length <= 1 + MAC_BYTES || bytes[0] !== CURSOR_VERSION) throw new InvalidCursor();
+  const payload = bytes.subarray(1 + MAC_BYTES);
+  if (!timingSafeEqual(bytes.subarray(1, 1 + MAC_BYTES), tag(key, binding, payload))) throw new InvalidCursor();
+  const match = CURSOR_PAYLOAD.exec(payload.toString('latin1'));
+  if (!match) throw new InvalidCursor();
+  return { receivedAt: Number(match[1]), id: match[2] };
+}
+
+function tag(key: Buffer, binding: string, payload: Buffer): Buffer {
+  return createHmac('sha256', key).update(binding).update('\n').update(payload).digest().subarray(0, MAC_BYTES);
+}
