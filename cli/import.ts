@@ -232,65 +232,86 @@ export function outcomeOf(row: ImportRow, response: HttpResponse, sentAt: number
 }
 
 /**
- * Sends the rows with at most `concurrency` requests in flight, reading the next row only when one slot is free (so the
- * file is never read ahead of the sends), and reports each outcome in row order. Two equal rows (one Idempotency-Key)
- * are never in flight together: the second waits for the first and is its replay. After a failure to reach the service
- * no further row is read; `stopped` says whether rows were left unsent.
+ * Sends the rows with at most `concurrency` requests in flight, reading the next row only when a slot is free and
+ * fewer than 4 × `concurrency` outcomes wait for an earlier row's (so the file is never read far ahead of the sends),
+ * and reports each outcome in row order. Two equal rows (one Idempotency-Key) are never in flight together: the second
+ * waits for the first and is its replay. After a failure to reach the service no further row is read; `stopped` says
+ * whether rows were left unsent.
  */
 export async function sendRows(
   rows: AsyncIterable<ImportRow>,
   send: (fields: Record<string, unknown>, key: string) => Promise<HttpResponse>,
   concurrency: number,
-  report: (outcome: RowOutcome) => void,
+  report: (outcome: RowOutcome) => void | Promise<void>,
 ): Promise<{ stopped: boolean }> {
-  const inFlight = new Map<string, Promise<unknown>>();
+  const keysInFlight = new Map<string, Promise<unknown>>();
   const attempt = async (row: ImportRow): Promise<RowOutcome> => {
     if (row.error !== undefined) return { row: row.row, line: row.line, status: 'failed', reason: row.error, exitCode: EXIT.invalid };
     const key = idempotencyKey(row.fields!);
-    while (inFlight.has(key)) await inFlight.get(key);
-    const sending = (async () => {
+    while (keysInFlight.has(key)) await keysInFlight.get(key);
+    const sending = (async (): Promise<RowOutcome> => {
       try {
         const sentAt = Date.now();
         return outcomeOf(row, await send(row.fields!, key), sentAt);
       } catch (error) {
         if (!(error instanceof CliError)) throw error;
         const unreachable = error.exitCode === EXIT.server && !error.response;
-        return { row: row.row, line: row.line, status: 'failed', reason: error.message.replace(/\n/g, ' '), exitCode: error.exitCode, unreachable } as const;
+        return { row: row.row, line: row.line, status: 'failed', reason: error.message.replace(/\n/g, ' '), exitCode: error.exitCode, unreachable };
       }
     })();
-    inFlight.set(key, sending);
+    keysInFlight.set(key, sending);
     try {
       return await sending;
     } finally {
-      inFlight.delete(key);
+      keysInFlight.delete(key);
     }
   };
-  // Settled promises, so that a later row's unexpected error waits its turn instead of going unhandled.
-  const window: Promise<PromiseSettledResult<RowOutcome>>[] = [];
-  const settle = (row: ImportRow) =>
-    attempt(row).then(
-      (value) => ({ status: 'fulfilled', value }) as const,
-      (reason: unknown) => ({ status: 'rejected', reason }) as const,
-    );
+
+  const finished = new Map<number, RowOutcome>(); // by sequence number, until every earlier row is reported
+  let started = 0;
+  let reported = 0;
+  let running = 0;
+  let unexpected: { error: unknown } | undefined;
   let unreachable = false;
-  const drainOne = async () => {
-    const result = await window.shift()!;
-    if (result.status === 'rejected') throw result.reason;
-    if (result.value.status === 'failed' && result.value.unreachable) unreachable = true;
-    report(result.value);
+  let wake: (() => void) | undefined;
+  const changed = () => new Promise<void>((resolve) => (wake = resolve));
+  const flush = async () => {
+    for (let outcome = finished.get(reported); outcome; outcome = finished.get(reported)) {
+      finished.delete(reported++);
+      if (outcome.status === 'failed' && outcome.unreachable) unreachable = true;
+      await report(outcome);
+    }
   };
   const iterator = rows[Symbol.asyncIterator]();
   try {
-    while (!unreachable) {
+    for (;;) {
+      await flush();
+      if (unexpected) throw unexpected.error;
+      // Without a service every other row would fail the same way: no more rows are read.
+      if (unreachable) return { stopped: !(await iterator.next()).done };
+      if (finished.has(reported)) continue; // it finished while the report was written
+      // Waits only while a request runs: the check and the wait happen in one turn, so no completion is missed.
+      if (running >= concurrency || started - reported >= 4 * concurrency) {
+        await changed();
+        continue;
+      }
       const next = await iterator.next();
       if (next.done) return { stopped: false };
-      window.push(settle(next.value));
-      if (window.length >= concurrency) await drainOne();
+      const sequence = started++;
+      running++;
+      attempt(next.value)
+        .then(
+          (outcome) => void finished.set(sequence, outcome),
+          (error: unknown) => void (unexpected ??= { error }),
+        )
+        .finally(() => {
+          running--;
+          wake?.();
+        });
     }
-    // Without a service every other row would fail the same way: no more rows are read.
-    return { stopped: !(await iterator.next()).done };
   } finally {
-    while (window.length) await drainOne();
+    while (running > 0) await changed();
+    await flush();
     await iterator.return?.();
   }
 }
