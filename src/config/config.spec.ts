@@ -53,6 +53,8 @@ describe('loadConfig', () => {
         rateLimitToken: { limit: 60, windowSeconds: 60 },
         rateLimitMcpHousekeeping: { limit: 600, windowSeconds: 60 },
         maxAnswerBytes: 1048576,
+        exportMaxConcurrent: 2,
+        exportPageSize: 1000,
         apiDeprecations: [],
         version: (JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version,
       });
@@ -85,6 +87,8 @@ describe('loadConfig', () => {
           'RATE_LIMIT_MCP_HOUSEKEEPING',
           'MAX_ANSWER_BYTES',
           'RATE_LIMIT_AGENT_PER_ADDRESS',
+          'EXPORT_MAX_CONCURRENT',
+          'EXPORT_PAGE_SIZE',
         ].map((name, i) => [name, i % 2 ? '' : '  \t']),
       );
       expect(loadConfig(blank)).toEqual(loadConfig({}));
@@ -150,6 +154,8 @@ describe('loadConfig', () => {
       [{ RATE_LIMIT_MCP_HOUSEKEEPING: '50/10s' }, { rateLimitMcpHousekeeping: { limit: 50, windowSeconds: 10 } }],
       [{ MAX_ANSWER_BYTES: '65536' }, { maxAnswerBytes: 65536 }],
       [{ MAX_ANSWER_BYTES: '1073741824' }, { maxAnswerBytes: 1073741824 }],
+      [{ EXPORT_MAX_CONCURRENT: '1', EXPORT_PAGE_SIZE: '10000' }, { exportMaxConcurrent: 1, exportPageSize: 10000 }],
+      [{ EXPORT_MAX_CONCURRENT: '64', EXPORT_PAGE_SIZE: '1' }, { exportMaxConcurrent: 64, exportPageSize: 1 }],
     ] as [Env, object][])('%j', (env, expected) => {
       expect(loadConfig(env)).toMatchObject(expected);
     });
@@ -252,6 +258,8 @@ describe('loadConfig', () => {
       ['WRITE_TIMEOUT', ['0', '3601', '30s']],
       ['IPV6_PREFIX_LENGTH', ['0', '15', '129', '/64']],
       ['MAX_ANSWER_BYTES', ['0', '65535', '1073741825', '1MiB', '1e6', '-65536', '65536.5']],
+      ['EXPORT_MAX_CONCURRENT', ['0', '65', '-1', '2.5', 'two']],
+      ['EXPORT_PAGE_SIZE', ['0', '10001', '1e3', '-1']],
     ])('%s refuses %j', (variable, values) => {
       for (const value of values) expectRefused(variable, value);
     });

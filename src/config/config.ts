@@ -59,6 +59,10 @@ export interface AppConfig {
   rateLimitMcpHousekeeping: RateLimitQuota;
   /** The most bytes one answer built in memory may reach (MCP results, GraphQL answers). */
   maxAnswerBytes: number;
+  /** Lead exports streaming at once on this instance; one more is refused with 503 export_busy. */
+  exportMaxConcurrent: number;
+  /** Leads an export reads per query (one short keyset query per page, no transaction across pages). */
+  exportPageSize: number;
   apiDeprecations: ApiDeprecation[];
   version: string;
 }
@@ -120,6 +124,8 @@ export function loadConfig(env: Env = process.env, stdoutIsTerminal = process.st
     rateLimitMcpHousekeeping: parseQuota('RATE_LIMIT_MCP_HOUSEKEEPING', value('RATE_LIMIT_MCP_HOUSEKEEPING') ?? '600/60s'),
     // At least 64 KiB: every answer bounded by the 16 KiB request body (a lead echoed twice, tools/list) fits under it.
     maxAnswerBytes: parseInteger('MAX_ANSWER_BYTES', value('MAX_ANSWER_BYTES'), 1024 * 1024, 65536, 2 ** 30),
+    exportMaxConcurrent: parseInteger('EXPORT_MAX_CONCURRENT', value('EXPORT_MAX_CONCURRENT'), 2, 1, 64),
+    exportPageSize: parseInteger('EXPORT_PAGE_SIZE', value('EXPORT_PAGE_SIZE'), 1000, 1, 10000),
     apiDeprecations: parseDeprecations(value('API_DEPRECATIONS')),
     version: packageVersion(),
   });
