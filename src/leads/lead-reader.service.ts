@@ -142,7 +142,9 @@ export class LeadReader {
     if (filter.email !== undefined) where.push(`email_folded = ${param(foldEmail(filter.email))}`);
     if (filter.origem !== undefined) where.push(`origem = ${param(filter.origem)}`);
     if (filter.since !== undefined) where.push(`received_at >= ${param(this.stored(filter.since))}`);
-    if (filter.until !== undefined) where.push(`received_at < ${param(this.stored(filter.until))}`);
+    // After a cursor, `until` is implied (the cursor's lead met it) and left out: beside the row value, SQLite would seek
+    // from `until` and walk every row down to the cursor.
+    if (filter.until !== undefined && !after) where.push(`received_at < ${param(this.stored(filter.until))}`);
     if (after) where.push(`(received_at, id) < (${param(this.stored(new Date(after.receivedAt)))}, ${param(after.id)})`);
     const sql = `SELECT ${COLUMNS} FROM leads${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY received_at DESC, id DESC LIMIT ${limit}`;
     return { sql, params };

@@ -9,6 +9,7 @@ import { freshDatabase, TestDatabase } from '../../test/support/database.js';
 import { TcpProxy } from '../../test/support/tcp-proxy.js';
 import { loadConfig } from '../config/config.js';
 import { isDatabaseUnavailable, isUniqueViolation } from '../database/database-errors.js';
+import { ConfigModule } from '../config/config.module.js';
 import { DatabaseModule } from '../database/database.module.js';
 import { MAX_ROWS_PER_INSERT } from '../database/insert-transaction.js';
 import { uuidv7 } from '../database/uuid-v7.js';
@@ -114,7 +115,7 @@ describe.each(kinds)('LeadWriter on %s', (kind) => {
       env = { DATABASE_URL: url.toString() };
     }
     const config = loadConfig({ LOG_LEVEL: 'silent', ...env });
-    const module = await Test.createTestingModule({ imports: [DatabaseModule.forRoot(config), LeadNotesModule] }).compile();
+    const module = await Test.createTestingModule({ imports: [ConfigModule.forRoot(config), DatabaseModule.forRoot(config), LeadNotesModule] }).compile();
     const app = await module.init();
     dataSource = app.get<DataSource>(getDataSourceToken());
     writer = app.get(LeadWriter);
