@@ -1,4 +1,5 @@
 import { parse } from 'csv-parse/sync';
+import { CONTRACT } from '../../test/support/contract.js';
 import { csvWriter, jsonLinesWriter } from './lead-export.format.js';
 import type { LeadRecord } from './lead-export.reader.js';
 import { LEAD_VIEW_COLUMNS, LeadView } from './lead-reader.service.js';
@@ -62,5 +63,26 @@ describe('jsonLinesWriter', () => {
     const leads = [view({ nome: '=cmd' }), view({ id: 'b', mensagem: 'a\nb' })];
     const text = jsonl.head() + jsonl.rows(leads.map((lead) => LEAD_VIEW_COLUMNS.map((column) => lead[column])));
     expect(text.split('\n')).toEqual([JSON.stringify(leads[0]), JSON.stringify(leads[1]), '']);
+  });
+});
+
+describe("the contract's examples of the export", () => {
+  const examples = CONTRACT.components.examples;
+  const leads = (examples.LeadExportJsonLines.value as string)
+    .split('\n')
+    .slice(0, -1)
+    .map((line) => JSON.parse(line) as LeadView);
+  const records = leads.map((lead) => LEAD_VIEW_COLUMNS.map((column) => lead[column]));
+
+  it('are what the writers write for the same leads', () => {
+    const jsonl = jsonLinesWriter();
+    expect(jsonl.head() + jsonl.rows(records)).toBe(examples.LeadExportJsonLines.value);
+    for (const [delimiter, example] of [
+      [',', 'LeadExportCsv'],
+      [';', 'LeadExportCsvSemicolon'],
+    ] as const) {
+      const csv = csvWriter(delimiter);
+      expect(csv.head() + csv.rows(records)).toBe(examples[example].value);
+    }
   });
 });

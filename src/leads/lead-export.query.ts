@@ -14,7 +14,8 @@ export const CSV_DELIMITERS: readonly CsvDelimiter[] = [',', ';'];
 export class LeadExportQuery extends LeadFilterQuery {
   @IsOptional() @IsIn(EXPORT_FORMATS, { message: 'format must be csv or jsonl.' }) format?: ExportFormat;
 
-  @IsOptional() @IsIn(CSV_DELIMITERS, { message: 'delimiter must be , (the default) or ; (semicolons and a UTF-8 BOM, for spreadsheets in pt-BR locales).' })
+  @IsOptional()
+  @IsIn(CSV_DELIMITERS, { message: 'delimiter must be , (the default) or ; (semicolons and a UTF-8 BOM, for spreadsheets in pt-BR locales).' })
   delimiter?: CsvDelimiter;
 }
 

@@ -49,7 +49,7 @@ export class LeadExportService {
   async export(query: LeadExportQuery, req: Request, res: Response): Promise<void> {
     const request = exportRequestOf(query);
     if (this.running >= this.maxConcurrent) {
-      throw new AppError('export_busy', `${this.maxConcurrent} exports are running on this instance, the most it serves at once; retry later.`, {
+      throw new AppError('export_busy', `This instance is streaming as many exports as it runs at once (${this.maxConcurrent}); retry later.`, {
         headers: { 'Retry-After': String(EXPORT_BUSY_RETRY_AFTER_SECONDS) },
       });
     }
