@@ -195,6 +195,20 @@ describe('exporting leads: GET /api/v1/leads/export', () => {
     });
   });
 
+  it('answers HEAD with the headers of the download and reads no lead', async () => {
+    const { pages } = slowPages(0);
+    const res = await t.http.head('/api/v1/leads/export?format=jsonl').set('Authorization', `Bearer ${exporter}`).then(expectContract);
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe('application/jsonl');
+    expect(res.headers['content-disposition']).toBe(`attachment; filename="leads-${new Date().toISOString().slice(0, 10)}.jsonl"`);
+    expect(pages()).toBe(0);
+  });
+
+  it('lets a page of another origin read the file name (CORS)', async () => {
+    const res = await t.http.get('/api/v1/leads/export?origem=nenhuma').set('Authorization', `Bearer ${exporter}`).set('Origin', 'https://crm.example');
+    expect(res.headers['access-control-expose-headers']).toContain('Content-Disposition');
+  });
+
   describe('JSON Lines', () => {
     it('is one lead a line exactly as the list shows it, nothing neutralised', async () => {
       const res = await exportLeads('?format=jsonl');

@@ -54,7 +54,7 @@ describe('loadConfig', () => {
         rateLimitMcpHousekeeping: { limit: 600, windowSeconds: 60 },
         maxAnswerBytes: 1048576,
         exportMaxConcurrent: 2,
-        exportPageSize: 1000,
+        exportPageSize: 500,
         apiDeprecations: [],
         version: (JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version,
       });
@@ -154,8 +154,14 @@ describe('loadConfig', () => {
       [{ RATE_LIMIT_MCP_HOUSEKEEPING: '50/10s' }, { rateLimitMcpHousekeeping: { limit: 50, windowSeconds: 10 } }],
       [{ MAX_ANSWER_BYTES: '65536' }, { maxAnswerBytes: 65536 }],
       [{ MAX_ANSWER_BYTES: '1073741824' }, { maxAnswerBytes: 1073741824 }],
-      [{ EXPORT_MAX_CONCURRENT: '1', EXPORT_PAGE_SIZE: '10000' }, { exportMaxConcurrent: 1, exportPageSize: 10000 }],
-      [{ EXPORT_MAX_CONCURRENT: '64', EXPORT_PAGE_SIZE: '1' }, { exportMaxConcurrent: 64, exportPageSize: 1 }],
+      [
+        { EXPORT_MAX_CONCURRENT: '1', EXPORT_PAGE_SIZE: '10000' },
+        { exportMaxConcurrent: 1, exportPageSize: 10000 },
+      ],
+      [
+        { EXPORT_MAX_CONCURRENT: '64', EXPORT_PAGE_SIZE: '1' },
+        { exportMaxConcurrent: 64, exportPageSize: 1 },
+      ],
     ] as [Env, object][])('%j', (env, expected) => {
       expect(loadConfig(env)).toMatchObject(expected);
     });

@@ -125,7 +125,7 @@ export function loadConfig(env: Env = process.env, stdoutIsTerminal = process.st
     // At least 64 KiB: every answer bounded by the 16 KiB request body (a lead echoed twice, tools/list) fits under it.
     maxAnswerBytes: parseInteger('MAX_ANSWER_BYTES', value('MAX_ANSWER_BYTES'), 1024 * 1024, 65536, 2 ** 30),
     exportMaxConcurrent: parseInteger('EXPORT_MAX_CONCURRENT', value('EXPORT_MAX_CONCURRENT'), 2, 1, 64),
-    exportPageSize: parseInteger('EXPORT_PAGE_SIZE', value('EXPORT_PAGE_SIZE'), 1000, 1, 10000),
+    exportPageSize: parseInteger('EXPORT_PAGE_SIZE', value('EXPORT_PAGE_SIZE'), 500, 1, 10000),
     apiDeprecations: parseDeprecations(value('API_DEPRECATIONS')),
     version: packageVersion(),
   });

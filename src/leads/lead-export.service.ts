@@ -48,6 +48,12 @@ export class LeadExportService {
    */
   async export(query: LeadExportQuery, req: Request, res: Response): Promise<void> {
     const request = exportRequestOf(query);
+    // HEAD gets GET's headers without an export that nobody would receive.
+    if (req.method === 'HEAD') {
+      this.writeHead(res, request.writer, Date.now());
+      res.end();
+      return;
+    }
     if (this.running >= this.maxConcurrent) {
       throw new AppError('export_busy', `This instance is streaming as many exports as it runs at once (${this.maxConcurrent}); retry later.`, {
         headers: { 'Retry-After': String(EXPORT_BUSY_RETRY_AFTER_SECONDS) },
@@ -63,10 +69,7 @@ export class LeadExportService {
       this.running--;
       throw error;
     }
-    res.status(200);
-    res.setHeader('Content-Type', request.writer.mediaType);
-    res.setHeader('Content-Disposition', `attachment; filename="leads-${new Date(started).toISOString().slice(0, 10)}.${request.writer.extension}"`);
-    res.setHeader('Cache-Control', 'no-store');
+    this.writeHead(res, request.writer, started);
     const body = Readable.from(this.chunks(request, first, progress), { objectMode: false });
     pipeline(body, res, (error) => {
       this.running--;
@@ -81,6 +84,14 @@ export class LeadExportService {
         extra: { format: request.writer.format, delimiter: request.delimiter ?? null, outcome, duration_ms: Date.now() - started },
       });
     });
+  }
+
+  /** 200, the media type, a download named after the day (UTC), and no caching: the file is personal data. */
+  private writeHead(res: Response, writer: ExportWriter, started: number): void {
+    res.status(200);
+    res.setHeader('Content-Type', writer.mediaType);
+    res.setHeader('Content-Disposition', `attachment; filename="leads-${new Date(started).toISOString().slice(0, 10)}.${writer.extension}"`);
+    res.setHeader('Cache-Control', 'no-store');
   }
 
   /** The file as chunks: the head, then one chunk per page, each page read after the previous one was taken. */
