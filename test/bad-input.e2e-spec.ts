@@ -773,8 +773,13 @@ describe('bad input on the lead and sandbox endpoints', () => {
       expect(res.text ?? '').toBe('');
     });
 
+    it('post /api/v1/leads (the operators’ read path) → 405 method_not_allowed with Allow: GET, HEAD', async () => {
+      const res = await rejects(() => send('/api/v1/leads', JSON.stringify(VALID), JSON_TYPE, 'post'), 405, 'method_not_allowed');
+      expect(res.headers.allow).toBe('GET, HEAD');
+    });
+
     it.each([
-      ['post', '/api/v1/leads'],
+      ['post', '/api/v1/leadz'],
       ['post', '/api/v2/lead'],
       ['post', '/api/v1/lead/extra'],
       ['get', '/api/v1/nada'],

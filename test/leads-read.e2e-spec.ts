@@ -6,7 +6,7 @@ import type { LeadView } from '../src/leads/lead-reader.service.js';
 import { foldEmail } from '../src/leads/lead-rules.js';
 import { expectContract } from './support/contract.js';
 import { operatorToken } from './support/operator-token.js';
-import { startTestApp, TestApp } from './support/test-app.js';
+import { freshDatabase, startTestApp, TestApp, TestDatabase } from './support/test-app.js';
 
 /**
  * Operators read stored leads (docs/decisions/0023-lead-read-api.md): GET /api/v1/leads and /api/v1/leads/{id} with a
@@ -421,5 +421,33 @@ describe('reading leads: GET /api/v1/leads and /api/v1/leads/{id}', () => {
       for (const secret of ['maria', 'empresa.com', 'élodie', 'example.com', '98765', 'ana'])
         expect([secret, logged.includes(secret)]).toEqual([secret, false]);
     });
+  });
+});
+
+describe('reading leads across instances of one database', () => {
+  let database: TestDatabase;
+  let a: TestApp;
+  let b: TestApp;
+
+  beforeAll(async () => {
+    database = await freshDatabase();
+    a = await startTestApp({}, database);
+    b = await startTestApp({}, database);
+  });
+  afterAll(async () => {
+    await a?.close();
+    await b?.close();
+    await database.drop();
+  });
+
+  it('takes a cursor from one instance on another: they share the key, made once in the database', async () => {
+    for (let i = 0; i < 5; i++) expect((await a.http.post('/api/v1/lead').send({ nome: 'Ana', email: `ana${i}@example.com` })).status).toBe(201);
+    const [tokenA, tokenB] = [await operatorToken(a, 'leads:read'), await operatorToken(b, 'leads:read')];
+    const all = await b.http.get('/api/v1/leads').set('Authorization', `Bearer ${tokenB}`).then(expectContract);
+    const first = await a.http.get('/api/v1/leads?limit=2').set('Authorization', `Bearer ${tokenA}`).then(expectContract);
+    const second = await b.http.get(`/api/v1/leads?limit=3&cursor=${first.body.next_cursor}`).set('Authorization', `Bearer ${tokenB}`).then(expectContract);
+    expect(second.status).toBe(200);
+    expect([...first.body.data, ...second.body.data]).toEqual(all.body.data);
+    expect(await database.query('SELECT purpose FROM service_keys')).toEqual([{ purpose: 'lead_cursor' }]);
   });
 });

@@ -367,8 +367,9 @@ describe('MCP server (streamable HTTP at /mcp) and server card', () => {
   });
 
   describe('a lead submitted through MCP is stored exactly like one through REST', () => {
+    /** All but the id, the time and the channel (which tells the two surfaces apart). */
     const normalised = (row: Record<string, unknown>) => {
-      const { id: _id, received_at: _receivedAt, ...rest } = row;
+      const { id: _id, received_at: _receivedAt, channel: _channel, ...rest } = row;
       return rest;
     };
 
@@ -381,6 +382,7 @@ describe('MCP server (streamable HTTP at /mcp) and server card', () => {
         const restRow = await leadRow(viaRest.body.id);
         const mcpRow = await leadRow((viaMcp.structuredContent as { id: string }).id);
         expect(normalised(mcpRow)).toEqual(normalised(restRow));
+        expect([restRow.channel, mcpRow.channel]).toEqual(['api', 'mcp']);
         expect(mcpRow.registration_id).toBeNull();
         // The receipt has the REST receipt's shape.
         expect(Object.keys(viaMcp.structuredContent!).sort()).toEqual(Object.keys(viaRest.body).sort());
