@@ -153,10 +153,11 @@ export async function readSecret(env: NodeJS.ProcessEnv): Promise<string> {
 
 function promptHidden(prompt: string): Promise<string> {
   const stdin = process.stdin;
-  process.stderr.write(prompt);
+  // Echo off before the prompt shows: what is typed after it is never displayed.
   stdin.setRawMode(true);
   stdin.setEncoding('utf8');
   stdin.resume();
+  process.stderr.write(prompt);
   return new Promise((resolve, reject) => {
     let value = '';
     const finish = (error?: CliError) => {
