@@ -1,10 +1,11 @@
 // `leads import` of a file with an operator login, against posting the same rows with autocannon (out of CI).
-// Usage (after `npm run build`): node bench/import.mjs [--rows 100000] [--concurrency 8] [--rounds 1]
+// Usage (after `npm run build`): node bench/import.mjs [--rows 100000] [--concurrency 8] [--rounds 1] [--cli-heap MB]
 // Each run starts a fresh service (SQLite in a fresh DATA_DIR; pinned to CPU 0 when taskset is there, the client on the
 // other cores), creates an operator client with the clients:create command, and sends the same rows: once with the CLI
 // (`leads login` then `leads import rows.csv --concurrency N`; its resident memory sampled every 100 ms), once with
 // autocannon (N connections, one row per request with the same Idempotency-Key the CLI derives, the operator token).
-// Prints rows/s, the CLI's peak RSS and RSS through the run (flat memory), and the ratio CLI/autocannon.
+// Prints rows/s, the CLI's peak RSS and RSS through the run (flat memory), and the ratio CLI/autocannon. --cli-heap runs
+// the CLI with --max-old-space-size=MB: what it keeps alive fits in that, whatever the file's size.
 import { spawn, spawnSync, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
@@ -25,13 +26,13 @@ const CLI = join(ROOT, 'dist/cli/leads.cjs');
 const CLIENTS = join(ROOT, 'dist/src/oauth/operator-clients.command.js');
 
 function parseArgs(argv) {
-  const options = { rows: 100_000, concurrency: 8, rounds: 1 };
+  const options = { rows: 100_000, concurrency: 8, rounds: 1, 'cli-heap': 0 };
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = argv[i].split('=', 2);
     const name = flag.slice(2);
     if (!(name in options)) throw new Error(`Unknown option ${argv[i]}; see the head of bench/import.mjs`);
     const number = Number(inline ?? argv[++i]);
-    if (!Number.isInteger(number) || number < 1) throw new Error(`${flag} needs a positive whole number`);
+    if (!Number.isInteger(number) || number < (name === 'cli-heap' ? 0 : 1)) throw new Error(`${flag} needs a positive whole number`);
     options[name] = number;
   }
   return options;
@@ -129,7 +130,8 @@ function memory(pid) {
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
     const kb = (name) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1]);
-    return { rss: kb('VmRSS') / 1024, peak: kb('VmHWM') / 1024 };
+    const m = { rss: kb('VmRSS') / 1024, peak: kb('VmHWM') / 1024 };
+    return Number.isFinite(m.rss) && Number.isFinite(m.peak) ? m : undefined; // undefined once the process is exiting
   } catch {
     return undefined;
   }
@@ -137,7 +139,8 @@ function memory(pid) {
 
 async function runCli(service, file, opts, work) {
   const env = { PATH: process.env.PATH, HOME: work, LEADS_CONFIG_DIR: join(work, 'config'), LEADS_CLIENT_SECRET: service.client.client_secret };
-  const cli = (args) => onClientCores(process.execPath, [CLI, '--base-url', service.base, ...args]);
+  const heap = opts['cli-heap'] ? [`--max-old-space-size=${opts['cli-heap']}`] : [];
+  const cli = (args) => onClientCores(process.execPath, [...heap, CLI, '--base-url', service.base, ...args]);
   const [loginCommand, loginArgs] = cli(['login', '--client-id', service.client.client_id]);
   execFileSync(loginCommand, loginArgs, { env: { ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
   // Without LEADS_CLIENT_SECRET the import uses the stored login only (a 100,000-row import fits in its token's life).
@@ -254,7 +257,7 @@ async function main() {
   console.log(
     [
       '',
-      `rows ${opts.rows}, concurrency/connections ${opts.concurrency}, Node ${process.version}, ${cpus()[0]?.model ?? 'cpu'} × ${cpus().length}, ` +
+      `rows ${opts.rows}, concurrency/connections ${opts.concurrency}${opts['cli-heap'] ? `, CLI heap ${opts['cli-heap']} MB` : ''}, Node ${process.version}, ${cpus()[0]?.model ?? 'cpu'} × ${cpus().length}, ` +
         `service ${hasTaskset ? 'on CPU 0, clients on the others' : 'not pinned'}, SQLite`,
       '',
       '| round | CLI rows/s | autocannon rows/s | CLI/autocannon | CLI peak RSS MB | CLI RSS MB p10 / p50 / p90 / max (after the first tenth) |',
