@@ -1,11 +1,13 @@
 // Export benchmark (issue 20): GET /api/v1/leads/export over a SQLite database of --rows leads. Not part of CI.
 // Usage (after `npm run build`; `npm run bench:export -- …` builds when stale):
-//   node bench/export.mjs [--rows 1000000] [--format csv] [--page-size N] [--duration 10] [--rate 1000] [--connections 10]
+//   node bench/export.mjs [--rows 1000000] [--format csv] [--page-size N] [--duration 10] [--rounds 3] [--rate 1000]
+//                         [--connections 10]
 // 1. seeds --rows leads straight into a fresh SQLite file (the service's own migrations make the schema first; then
 //    prepared INSERTs in transactions of 50,000 rows), 2. starts dist/server.mjs on it (pinned to CPU 0 when taskset is
-//    there; the clients run on the other core), 3. exports once alone: rows/s, bytes/s, time to first byte, the
+//    there; the clients are not pinned), 3. exports once alone: rows/s, bytes/s, time to first byte, the
 //    server's peak RSS (VmHWM), 4. loads POST /api/v1/lead with autocannon at a fixed --rate for --duration seconds,
-//    without and then with exports running back to back, and reports the intake p99 of each and their ratio.
+//    without and then with exports running back to back, --rounds times, and reports the median intake p99 of each
+//    and their ratio.
 // The export client is a child process (bench/export-client.mjs) so that reading the file does not delay autocannon's
 // own clock. Targets (issue 20): ≥ 100,000 rows/s on SQLite, peak RSS ≤ 200 MB, intake p99 during export ≤ 2× without.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
@@ -15,6 +17,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { clearTimeout, setTimeout } from 'node:timers';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
@@ -26,9 +29,10 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const SERVICE = join(ROOT, 'dist/server.mjs');
 const CLIENT = join(ROOT, 'bench/export-client.mjs');
 const SEED_BATCH = 50_000;
+const EXPORT_TIMEOUT_MS = 300_000;
 
 function parseArgs(argv) {
-  const options = { rows: 1_000_000, format: 'csv', pageSize: undefined, duration: 10, rate: 1000, connections: 10 };
+  const options = { rows: 1_000_000, format: 'csv', pageSize: undefined, duration: 10, rounds: 3, rate: 1000, connections: 10 };
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = argv[i].split('=', 2);
     const value = () => inline ?? argv[++i];
@@ -40,6 +44,7 @@ function parseArgs(argv) {
     if (flag === '--rows') options.rows = number();
     else if (flag === '--page-size') options.pageSize = number();
     else if (flag === '--duration') options.duration = number();
+    else if (flag === '--rounds') options.rounds = number();
     else if (flag === '--rate') options.rate = number();
     else if (flag === '--connections') options.connections = number();
     else if (flag === '--format') options.format = value();
@@ -170,14 +175,18 @@ async function operatorToken(base, file) {
     .sign(key);
 }
 
-/** One export through the child client; resolves to { status, rows, bytes, firstByteMs, totalMs }. */
+/**
+ * One export through the child client; resolves to { status, rows, bytes, firstByteMs, totalMs }. The client is not
+ * pinned (like autocannon): on a shared machine another process pinned to the same core could starve it.
+ */
 async function exportOnce(url, token) {
-  const [command, args] = pinned(1, [process.execPath, CLIENT, url, token]);
-  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [CLIENT, url, token], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   child.stdout.on('data', (chunk) => (out += chunk));
-  const [code] = await once(child, 'exit');
-  if (code !== 0) throw new Error(`export client failed (${code}): ${out}`);
+  const timer = setTimeout(() => child.kill('SIGKILL'), EXPORT_TIMEOUT_MS);
+  const [code, signal] = await once(child, 'exit');
+  clearTimeout(timer);
+  if (code !== 0) throw new Error(`export client failed (${signal ?? code}${signal ? `, after ${EXPORT_TIMEOUT_MS / 1000} s` : ''}): ${out}`);
   return JSON.parse(out);
 }
 
@@ -196,6 +205,12 @@ function intake(base, opts) {
       (error, result) => (error ? fail(error) : done(result)),
     ),
   );
+}
+
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
 async function main() {
@@ -219,37 +234,52 @@ async function main() {
     const afterExport = memory(service.pid);
 
     await intake(service.base, { ...opts, duration: 1 }); // warm-up
-    const without = await intake(service.base, opts);
-    let stop = false;
+    // Rounds of intake without, then with, exports running back to back: medians over rounds, so that a burst of
+    // another process on a shared machine moves one round, not the result.
+    const rounds = [];
     const during = [];
-    const exporting = (async () => {
-      while (!stop) during.push(await exportOnce(url, token));
-    })();
-    await sleep(300); // the first export is under way
-    const withExport = await intake(service.base, opts);
-    stop = true;
-    await exporting;
+    for (let round = 1; round <= opts.rounds; round++) {
+      const without = await intake(service.base, opts);
+      let stop = false;
+      const exporting = (async () => {
+        while (!stop) during.push(await exportOnce(url, token));
+      })();
+      await sleep(300); // the first export is under way
+      const withExport = await intake(service.base, opts);
+      stop = true;
+      await exporting;
+      rounds.push({ without, withExport });
+      console.log(
+        `round ${round}/${opts.rounds}: intake p99 ${without.latency.p99} ms without export, ${withExport.latency.p99} ms during (ratio ${(withExport.latency.p99 / without.latency.p99).toFixed(2)})`,
+      );
+    }
     const end = memory(service.pid);
+    const p99Without = median(rounds.map((round) => round.without.latency.p99));
+    const p99With = median(rounds.map((round) => round.withExport.latency.p99));
+    const p50Without = median(rounds.map((round) => round.without.latency.p50));
+    const p50With = median(rounds.map((round) => round.withExport.latency.p50));
+    const rpsWithout = median(rounds.map((round) => round.without.requests.average));
+    const rpsWith = median(rounds.map((round) => round.withExport.requests.average));
 
     const rowsPerSecond = (alone.rows / alone.totalMs) * 1000;
     const duringRows = during.reduce((sum, run) => sum + run.rows, 0);
     const duringMs = during.reduce((sum, run) => sum + run.totalMs, 0);
-    const non2xx = without.non2xx + withExport.non2xx + without.errors + withExport.errors;
+    const non2xx = rounds.reduce((sum, { without, withExport }) => sum + without.non2xx + withExport.non2xx + without.errors + withExport.errors, 0);
     const gitRev = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
     console.log(
       [
         `## Export benchmark, ${new Date().toISOString()} (${gitRev}, Node ${process.version}, ${cpus().length} × ${cpus()[0].model.trim()})`,
         '',
-        `\`node bench/export.mjs --rows ${opts.rows} --format ${opts.format}${opts.pageSize ? ` --page-size ${opts.pageSize}` : ''} --duration ${opts.duration} --rate ${opts.rate} --connections ${opts.connections}\`${hasTaskset ? '; service on CPU 0, clients on CPU 1' : ''}`,
+        `\`node bench/export.mjs --rows ${opts.rows} --format ${opts.format}${opts.pageSize ? ` --page-size ${opts.pageSize}` : ''} --duration ${opts.duration} --rounds ${opts.rounds} --rate ${opts.rate} --connections ${opts.connections}\`${hasTaskset ? '; service pinned to CPU 0, clients not pinned' : ''}`,
         '',
         '| measure | value | target |',
         '|---|--:|--:|',
         `| export alone: rows/s | ${Math.round(rowsPerSecond)} | ≥ 100000 |`,
         `| export alone: MB/s, first byte ms, total s | ${(alone.bytes / 1e6 / (alone.totalMs / 1000)).toFixed(1)}, ${alone.firstByteMs.toFixed(0)}, ${(alone.totalMs / 1000).toFixed(1)} | |`,
         `| server RSS idle / peak after the export / peak at the end (MB) | ${idle.rssMb.toFixed(0)} / ${afterExport.peakMb.toFixed(0)} / ${end.peakMb.toFixed(0)} | peak ≤ 200 |`,
-        `| intake p99 without export (ms; p50, req/s) | ${without.latency.p99} (${without.latency.p50}, ${Math.round(without.requests.average)}) | |`,
-        `| intake p99 during exports (ms; p50, req/s) | ${withExport.latency.p99} (${withExport.latency.p50}, ${Math.round(withExport.requests.average)}) | |`,
-        `| intake p99 ratio during / without | ${(withExport.latency.p99 / without.latency.p99).toFixed(2)} | ≤ 2 |`,
+        `| intake p99 without export, median of ${opts.rounds} rounds (ms; p50, req/s) | ${p99Without} (${p50Without}, ${Math.round(rpsWithout)}) | |`,
+        `| intake p99 during exports, median of ${opts.rounds} rounds (ms; p50, req/s) | ${p99With} (${p50With}, ${Math.round(rpsWith)}) | |`,
+        `| intake p99 ratio during / without (per round: ${rounds.map((r) => (r.withExport.latency.p99 / r.without.latency.p99).toFixed(2)).join(', ')}) | ${(p99With / p99Without).toFixed(2)} | ≤ 2 |`,
         `| exports during the intake load: runs, rows/s | ${during.length}, ${Math.round((duringRows / duringMs) * 1000)} | |`,
         `| intake non-2xx and errors | ${non2xx} | 0 |`,
       ].join('\n'),

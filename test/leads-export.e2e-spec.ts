@@ -273,6 +273,11 @@ describe('exporting leads: GET /api/v1/leads/export', () => {
     });
   });
 
+  it('answers another method 405 with Allow', async () => {
+    const res = await t.http.post('/api/v1/leads/export').set('Authorization', `Bearer ${exporter}`).then(expectContract);
+    expect([res.status, res.body.code, res.headers.allow]).toEqual([405, 'method_not_allowed', 'GET, HEAD']);
+  });
+
   describe('who may export', () => {
     it('asks for a token with leads:export: 401 authentication_required without one', async () => {
       const res = await exportLeads('', null);
