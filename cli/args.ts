@@ -11,8 +11,26 @@ export interface Parsed {
 }
 
 /** Options that take a value; everything else that starts with -- is a switch. */
-const VALUE_OPTIONS = new Set<string>(['base-url', ...LEAD_FIELD_NAMES, 'file', 'name', 'variables']);
-const SWITCHES = new Set(['json', 'help', 'version', 'verbose']);
+const VALUE_OPTIONS = new Set<string>([
+  'base-url',
+  ...LEAD_FIELD_NAMES,
+  'file',
+  'name',
+  'variables',
+  'client-id',
+  'scope',
+  'limit',
+  'cursor',
+  'since',
+  'until',
+  'format',
+  'delimiter',
+  'output',
+  'concurrency',
+]);
+/** Switches every command takes; the others belong to one command each. */
+const GLOBAL_SWITCHES = new Set(['json', 'help', 'version', 'verbose']);
+const SWITCHES = new Set([...GLOBAL_SWITCHES, 'save-secret', 'all', 'dry-run']);
 
 export function parseArgs(argv: string[]): Parsed {
   const parsed: Parsed = { positionals: [], options: {}, switches: new Set() };
@@ -51,8 +69,17 @@ export function parseArgs(argv: string[]): Parsed {
 
 /** Refuses options a command does not understand, so a typo is never silently ignored. */
 export function allowOnly(parsed: Parsed, allowed: string[], maxPositionals: number): void {
-  for (const name of Object.keys(parsed.options)) {
-    if (name !== 'base-url' && !allowed.includes(name)) throw new UsageError(`${parsed.command} does not take --${name}`);
+  for (const name of [...Object.keys(parsed.options), ...parsed.switches]) {
+    if (name !== 'base-url' && !GLOBAL_SWITCHES.has(name) && !allowed.includes(name)) throw new UsageError(`${parsed.command} does not take --${name}`);
   }
   if (parsed.positionals.length > maxPositionals) throw new UsageError(`unexpected argument "${parsed.positionals[maxPositionals]}"`);
+}
+
+/** An integer option within bounds, or `fallback` when it is not given. */
+export function intOption(parsed: Parsed, name: string, min: number, max: number, fallback?: number): number | undefined {
+  const raw = parsed.options[name];
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw) || value < min || value > max) throw new UsageError(`--${name} must be a whole number from ${min} to ${max}`);
+  return value;
 }

@@ -1,4 +1,4 @@
-// Stored registrations, one per base URL, in the user's config folder (file mode 0600).
+// Stored agent registrations and operator logins, one of each per base URL, in the user's config folder (file mode 0600).
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -16,9 +16,22 @@ export interface StoredRegistration {
   access_token_expires?: string;
 }
 
+/** `leads login`: an operator client's access token, and its secret only when the user asked (`--save-secret`). */
+export interface StoredLogin {
+  client_id: string;
+  /** The scopes the token was granted, space-separated. */
+  scope: string;
+  client_secret?: string;
+  access_token: string;
+  access_token_expires: string;
+}
+
 interface CredentialsFile {
   version: 1;
+  /** Agent registrations by base URL. */
   servers: Record<string, StoredRegistration>;
+  /** Operator logins by base URL (absent in files written before logins existed). */
+  logins?: Record<string, StoredLogin>;
 }
 
 export function configDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -35,18 +48,19 @@ export class CredentialStore {
   }
 
   private read(): CredentialsFile {
-    if (!existsSync(this.file)) return { version: 1, servers: {} };
+    if (!existsSync(this.file)) return { version: 1, servers: {}, logins: {} };
     try {
       const parsed = JSON.parse(readFileSync(this.file, 'utf8')) as CredentialsFile;
-      if (parsed && typeof parsed.servers === 'object' && parsed.servers) return parsed;
+      if (parsed && typeof parsed.servers === 'object' && parsed.servers)
+        return { ...parsed, logins: typeof parsed.logins === 'object' && parsed.logins ? parsed.logins : {} };
     } catch {
       // unreadable: treated as empty, rewritten on the next save
     }
-    return { version: 1, servers: {} };
+    return { version: 1, servers: {}, logins: {} };
   }
 
   private write(data: CredentialsFile): void {
-    if (Object.keys(data.servers).length === 0) {
+    if (Object.keys(data.servers).length === 0 && Object.keys(data.logins ?? {}).length === 0) {
       rmSync(this.file, { force: true });
       return;
     }
@@ -71,6 +85,24 @@ export class CredentialStore {
     const data = this.read();
     if (!data.servers[baseUrl]) return false;
     delete data.servers[baseUrl];
+    this.write(data);
+    return true;
+  }
+
+  getLogin(baseUrl: string): StoredLogin | undefined {
+    return this.read().logins?.[baseUrl];
+  }
+
+  saveLogin(baseUrl: string, login: StoredLogin): void {
+    const data = this.read();
+    data.logins = { ...data.logins, [baseUrl]: login };
+    this.write(data);
+  }
+
+  removeLogin(baseUrl: string): boolean {
+    const data = this.read();
+    if (!data.logins?.[baseUrl]) return false;
+    delete data.logins[baseUrl];
     this.write(data);
     return true;
   }

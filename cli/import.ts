@@ -1,103 +1,194 @@
-// `leads import <file.csv|file.jsonl>`: one POST /api/v1/lead per row with an Idempotency-Key derived from the row.
+// `leads import <file.csv|file.jsonl>`: the file streamed row by row (csv-parse for CSV), each row sent once to
+// POST /api/v1/lead with an Idempotency-Key derived from the row, a bounded number of sends in flight.
 import { createHash } from 'node:crypto';
+import { once } from 'node:events';
+import { closeSync, createReadStream, fstatSync, openSync, readSync, ReadStream } from 'node:fs';
+import { pipeline } from 'node:stream';
+import { CsvError, parse } from 'csv-parse';
 import { LEAD_FIELD_NAMES, REQUIRED_LEAD_FIELDS } from '../src/leads/lead-rules.js';
+import { UsageError } from './args.js';
 import { CliError, EXIT, HttpResponse, asProblem, exitCodeFor } from './http.js';
 
 export interface ImportRow {
   /** 1-based number of the data row: CSV records after the header, non-blank JSONL lines. */
   row: number;
+  /** 1-based line of the file where the row starts. */
+  line: number;
   fields?: Record<string, unknown>;
-  /** Why the row could not even be read (bad JSON, wrong column count). */
+  /** Why the row could not even be read (bad JSON, wrong column count, a quote left open). */
   error?: string;
 }
 
-/** RFC 4180: comma-separated, fields optionally in double quotes, "" inside quotes, CRLF or LF line ends. */
-export function parseCsv(text: string): string[][] {
-  const records: string[][] = [];
-  let record: string[] = [];
-  let field = '';
-  let quoted = false;
-  let i = text.charCodeAt(0) === 0xfeff ? 1 : 0;
-  let fieldStarted = false;
-  for (; i < text.length; i++) {
-    const c = text[i];
-    if (quoted) {
-      if (c === '"') {
-        if (text[i + 1] === '"') {
-          field += '"';
-          i++;
-        } else quoted = false;
-      } else field += c;
-      continue;
-    }
-    if (c === '"' && field === '') {
-      quoted = true;
-      fieldStarted = true;
-    } else if (c === ',') {
-      record.push(field);
-      field = '';
-      fieldStarted = true;
-    } else if (c === '\n' || c === '\r') {
-      if (c === '\r' && text[i + 1] === '\n') i++;
-      record.push(field);
-      if (!(record.length === 1 && record[0] === '' && !fieldStarted)) records.push(record);
-      record = [];
-      field = '';
-      fieldStarted = false;
-    } else {
-      field += c;
-      fieldStarted = true;
-    }
-  }
-  if (quoted) throw new CliError('CSV: a quoted field is not closed before the end of the file', EXIT.invalid);
-  if (fieldStarted || field !== '' || record.length) {
-    record.push(field);
-    records.push(record);
-  }
-  return records;
+export interface RowSource {
+  format: 'csv' | 'jsonl';
+  /** The CSV delimiter, detected from the header line. */
+  delimiter?: ',' | ';';
+  rows: AsyncIterable<ImportRow>;
+  /** The share of the file read so far, 0 to 1 (read-ahead included). */
+  progress(): number;
 }
 
-export function readRows(name: string, text: string): ImportRow[] {
-  const isCsv = name.toLowerCase().endsWith('.csv') || (!name.toLowerCase().endsWith('.jsonl') && !text.trimStart().startsWith('{'));
-  return isCsv ? csvRows(text) : jsonlRows(text);
+/** A record (CSV) or line (JSONL) this long is refused, and the import stops there: memory stays bounded. */
+export const MAX_RECORD_BYTES = 1024 * 1024;
+const HEAD_BYTES = 64 * 1024;
+const NOT_UTF8 = 'not valid UTF-8 (save the file as UTF-8; spreadsheets call it "CSV UTF-8")';
+
+/** Opens `file` and tells CSV (by extension, or a first character other than `{`) from JSONL; the rows are read lazily. */
+export function openRows(file: string): RowSource {
+  let head: string;
+  let size: number;
+  try {
+    const fd = openSync(file, 'r');
+    try {
+      size = fstatSync(fd).size;
+      const buffer = Buffer.alloc(HEAD_BYTES);
+      head = buffer.toString('utf8', 0, readSync(fd, buffer, 0, HEAD_BYTES, 0)).replace(/^\uFEFF/, '');
+    } finally {
+      closeSync(fd);
+    }
+  } catch (error) {
+    throw new UsageError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+  const name = file.toLowerCase();
+  const isCsv = name.endsWith('.csv') || (!name.endsWith('.jsonl') && !head.trimStart().startsWith('{'));
+  const stream = createReadStream(file, { highWaterMark: HEAD_BYTES });
+  const progress = () => (size === 0 ? 1 : Math.min(1, stream.bytesRead / size));
+  if (!isCsv) return { format: 'jsonl', rows: jsonlRows(stream), progress };
+  const delimiter = detectDelimiter(head);
+  return { format: 'csv', delimiter, rows: csvRows(stream, delimiter), progress };
 }
 
-function csvRows(text: string): ImportRow[] {
-  const [header, ...records] = parseCsv(text);
-  if (!header) throw new CliError('CSV: the file is empty; the first row must name the columns', EXIT.invalid);
+/** `;` when the header line has more semicolons than commas (column names contain neither): spreadsheets in pt-BR locales write `;`. */
+export function detectDelimiter(head: string): ',' | ';' {
+  const end = head.search(/[\r\n]/);
+  const header = end === -1 ? head : head.slice(0, end);
+  return header.split(';').length > header.split(',').length ? ';' : ',';
+}
+
+/** Line breaks in a record's raw text: CRLF, LF or CR each count once (csv-parse's own `info.lines` counts a quoted CRLF twice). */
+function lineBreaks(raw: string): number {
+  let count = 0;
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw.charCodeAt(i);
+    if (c === 10 || (c === 13 && raw.charCodeAt(i + 1) !== 10)) count++;
+  }
+  return count;
+}
+
+type Parsed = { record: string[]; raw: string } | { skipped: CsvError; raw?: string };
+
+async function* csvRows(stream: ReadStream, delimiter: string): AsyncGenerator<ImportRow> {
+  const parser = parse({
+    delimiter,
+    bom: true,
+    raw: true,
+    // RFC 4180 quoting; a quote inside an unquoted field is kept as text, as spreadsheets do.
+    relax_quotes: true,
+    // A wrong column count is reported per row below, with the counts.
+    relax_column_count: true,
+    record_delimiter: ['\r\n', '\n', '\r'],
+    max_record_size: MAX_RECORD_BYTES,
+    // A record that cannot be parsed is handed on in its place (pushed in order with the records), and parsing goes on.
+    skip_records_with_error: true,
+    on_skip: (error, raw) => {
+      // csv-parse drops the rest of its chunk after this error: the import stops here rather than skip rows unseen.
+      if (!error) return undefined;
+      if (error.code === 'CSV_MAX_RECORD_SIZE') throw error;
+      parser.push({ skipped: error, raw } satisfies Parsed);
+      return undefined;
+    },
+  });
+  let columns: string[] | undefined;
+  let line = 1;
+  let row = 0;
+  try {
+    for await (const item of pipeline(stream, parser, () => undefined) as AsyncIterable<Parsed>) {
+      const start = line;
+      line += lineBreaks(item.raw ?? '');
+      if ('skipped' in item) {
+        const reason = item.skipped.code === 'CSV_QUOTE_NOT_CLOSED' ? 'a quoted field is not closed before the end of the file' : item.skipped.message;
+        if (!columns) throw new CliError(`CSV: the header (line ${start}) cannot be read: ${reason}`, EXIT.invalid);
+        yield { row: ++row, line: start, error: reason };
+        continue;
+      }
+      const { record } = item;
+      if (record.length === 1 && record[0] === '') continue; // a blank line
+      if (!columns) {
+        columns = headerColumns(record);
+        continue;
+      }
+      row++;
+      if (item.raw.includes('\uFFFD')) yield { row, line: start, error: NOT_UTF8 };
+      else if (record.length !== columns.length) yield { row, line: start, error: `expected ${columns.length} columns, found ${record.length}` };
+      else {
+        const fields: Record<string, unknown> = {};
+        for (let c = 0; c < columns.length; c++) if (record[c] !== '') fields[columns[c]] = record[c];
+        yield { row, line: start, fields };
+      }
+    }
+  } catch (error) {
+    if (error instanceof CsvError && error.code === 'CSV_MAX_RECORD_SIZE') {
+      throw new CliError(`CSV: row ${row + 1} (line ${line}) is longer than ${MAX_RECORD_BYTES} bytes (is a quote left open?); stopped there`, EXIT.invalid);
+    }
+    throw error;
+  } finally {
+    stream.destroy();
+  }
+  if (!columns) throw new CliError('CSV: the file is empty; the first row must name the columns', EXIT.invalid);
+}
+
+function headerColumns(header: string[]): string[] {
   const columns = header.map((name) => name.trim());
   const unknown = columns.filter((name) => !(LEAD_FIELD_NAMES as string[]).includes(name));
   if (unknown.length) {
     throw new CliError(`CSV: unknown column(s) ${unknown.join(', ')}; the header may only name ${LEAD_FIELD_NAMES.join(', ')}`, EXIT.invalid);
   }
+  const repeated = columns.filter((name, i) => columns.indexOf(name) !== i);
+  if (repeated.length) throw new CliError(`CSV: the header names ${repeated.join(', ')} more than once`, EXIT.invalid);
   if (REQUIRED_LEAD_FIELDS.some((name) => !columns.includes(name))) {
     throw new CliError(`CSV: the header must include ${REQUIRED_LEAD_FIELDS.join(' and ')}`, EXIT.invalid);
   }
-  return records.map((cells, index) => {
-    const row = index + 1;
-    if (cells.length !== columns.length) return { row, error: `expected ${columns.length} columns, found ${cells.length}` };
-    const fields: Record<string, unknown> = {};
-    columns.forEach((column, c) => {
-      if (cells[c] !== '') fields[column] = cells[c];
-    });
-    return { row, fields };
-  });
+  return columns;
 }
 
-function jsonlRows(text: string): ImportRow[] {
-  const rows: ImportRow[] = [];
-  for (const line of text.split(/\r?\n/)) {
-    if (line.trim() === '') continue;
-    const row = rows.length + 1;
+async function* jsonlRows(stream: ReadStream): AsyncGenerator<ImportRow> {
+  stream.setEncoding('utf8'); // a character split across two chunks is decoded whole
+  let line = 0;
+  let row = 0;
+  const toRow = (text: string): ImportRow | undefined => {
+    line++;
+    if (line === 1) text = text.replace(/^\uFEFF/, '');
+    if (text.trim() === '') return undefined;
+    row++;
+    if (text.includes('\uFFFD')) return { row, line, error: NOT_UTF8 };
     try {
-      const value = JSON.parse(line) as unknown;
-      if (!value || typeof value !== 'object' || Array.isArray(value)) rows.push({ row, error: 'not a JSON object' });
-      else rows.push({ row, fields: value as Record<string, unknown> });
+      const value = JSON.parse(text) as unknown;
+      if (!value || typeof value !== 'object' || Array.isArray(value)) return { row, line, error: 'not a JSON object' };
+      return { row, line, fields: value as Record<string, unknown> };
     } catch (error) {
-      rows.push({ row, error: `invalid JSON (${(error as Error).message})` });
+      return { row, line, error: `invalid JSON (${(error as Error).message})` };
     }
+  };
+  let buffered = '';
+  try {
+    for await (const chunk of stream as AsyncIterable<string>) {
+      buffered += chunk;
+      let start = 0;
+      for (let end = buffered.indexOf('\n'); end !== -1; end = buffered.indexOf('\n', start)) {
+        const parsed = toRow(buffered.slice(start, buffered[end - 1] === '\r' ? end - 1 : end));
+        start = end + 1;
+        if (parsed) yield parsed;
+      }
+      buffered = buffered.slice(start);
+      if (buffered.length > MAX_RECORD_BYTES) {
+        throw new CliError(`JSONL: line ${line + 1} is longer than ${MAX_RECORD_BYTES} characters; stopped there`, EXIT.invalid);
+      }
+    }
+    const last = buffered === '' ? undefined : toRow(buffered);
+    if (last) yield last;
+  } finally {
+    stream.destroy();
   }
-  return rows;
 }
 
 /** The row's content as normalised JSON: keys sorted, strings trimmed, empty strings dropped. Nothing about the file or the caller. */
@@ -115,7 +206,10 @@ export function idempotencyKey(fields: Record<string, unknown>): string {
 }
 
 export type RowOutcome =
-  { row: number; status: 'stored' | 'replayed'; id: string } | { row: number; status: 'failed'; reason: string; exitCode: number; problem?: unknown };
+  | { row: number; line: number; status: 'stored' | 'replayed'; id: string }
+  /** --dry-run: the row was read and would be sent. */
+  | { row: number; line: number; status: 'read' }
+  | { row: number; line: number; status: 'failed'; reason: string; exitCode: number; problem?: unknown; unreachable?: boolean };
 
 /** Failed-row reason: the problem's code and detail, and its field errors. */
 export function failureReason(response: HttpResponse): string {
@@ -125,19 +219,199 @@ export function failureReason(response: HttpResponse): string {
   return `${problem.code}${fields.length ? ` (${fields.join('; ')})` : problem.detail ? `: ${problem.detail}` : ''}`;
 }
 
-export function outcomeOf(row: number, response: HttpResponse, sentAt: number): RowOutcome {
+export function outcomeOf(row: ImportRow, response: HttpResponse, sentAt: number): RowOutcome {
+  const { row: number, line } = row;
   if (response.status === 201 || response.status === 200) {
     const receipt = response.body as { id: string; received_at: string };
     // The service answers a replay with the first receipt: a lead received before this request was sent is a replay.
     const flagged = response.headers.get('idempotent-replayed') ?? response.headers.get('idempotency-replayed');
     const replayed = flagged !== null ? flagged === 'true' || flagged === '?1' : Date.parse(receipt.received_at) < sentAt - 50;
-    return { row, status: replayed ? 'replayed' : 'stored', id: receipt.id };
+    return { row: number, line, status: replayed ? 'replayed' : 'stored', id: receipt.id };
   }
-  return { row, status: 'failed', reason: failureReason(response), exitCode: exitCodeFor(response.status), problem: response.body };
+  return { row: number, line, status: 'failed', reason: failureReason(response), exitCode: exitCodeFor(response.status), problem: response.body };
 }
 
-/** A progress bar on a terminal: `[#####-----] 12/40  10 ok  2 failed`. */
-export function progressBar(done: number, total: number, ok: number, failed: number, width = 30): string {
-  const filled = total === 0 ? width : Math.round((done / total) * width);
-  return `[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${done}/${total}  ${ok} ok  ${failed} failed`;
+/**
+ * Sends the rows with at most `concurrency` requests in flight, reading the next row only when a slot is free and
+ * fewer than 4 × `concurrency` outcomes wait for an earlier row's (so the file is never read far ahead of the sends),
+ * and reports each outcome in row order. Two equal rows (one Idempotency-Key) are never in flight together: the second
+ * waits for the first and is its replay. After a failure to reach the service no further row is read; `stopped` says
+ * whether rows were left unsent.
+ */
+export async function sendRows(
+  rows: AsyncIterable<ImportRow>,
+  send: (fields: Record<string, unknown>, key: string) => Promise<HttpResponse>,
+  concurrency: number,
+  report: (outcome: RowOutcome) => void | Promise<void>,
+): Promise<{ stopped: boolean }> {
+  const keysInFlight = new Map<string, Promise<unknown>>();
+  const attempt = async (row: ImportRow): Promise<RowOutcome> => {
+    if (row.error !== undefined) return { row: row.row, line: row.line, status: 'failed', reason: row.error, exitCode: EXIT.invalid };
+    const key = idempotencyKey(row.fields!);
+    while (keysInFlight.has(key)) await keysInFlight.get(key);
+    const sending = (async (): Promise<RowOutcome> => {
+      try {
+        const sentAt = Date.now();
+        return outcomeOf(row, await send(row.fields!, key), sentAt);
+      } catch (error) {
+        if (!(error instanceof CliError)) throw error;
+        const unreachable = error.exitCode === EXIT.server && !error.response;
+        return { row: row.row, line: row.line, status: 'failed', reason: error.message.replace(/\n/g, ' '), exitCode: error.exitCode, unreachable };
+      }
+    })();
+    keysInFlight.set(key, sending);
+    try {
+      return await sending;
+    } finally {
+      keysInFlight.delete(key);
+    }
+  };
+
+  const finished = new Map<number, RowOutcome>(); // by sequence number, until every earlier row is reported
+  let started = 0;
+  let reported = 0;
+  let running = 0;
+  let unexpected: { error: unknown } | undefined;
+  let unreachable = false;
+  let wake: (() => void) | undefined;
+  const changed = () => new Promise<void>((resolve) => (wake = resolve));
+  const flush = async () => {
+    for (let outcome = finished.get(reported); outcome; outcome = finished.get(reported)) {
+      finished.delete(reported++);
+      if (outcome.status === 'failed' && outcome.unreachable) unreachable = true;
+      await report(outcome);
+    }
+  };
+  const iterator = rows[Symbol.asyncIterator]();
+  try {
+    for (;;) {
+      await flush();
+      if (unexpected) throw unexpected.error;
+      // Without a service every other row would fail the same way: no more rows are read.
+      if (unreachable) return { stopped: !(await iterator.next()).done };
+      if (finished.has(reported)) continue; // it finished while the report was written
+      // Waits only while a request runs: the check and the wait happen in one turn, so no completion is missed.
+      if (running >= concurrency || started - reported >= 4 * concurrency) {
+        await changed();
+        continue;
+      }
+      const next = await iterator.next();
+      if (next.done) return { stopped: false };
+      const sequence = started++;
+      running++;
+      attempt(next.value)
+        .then(
+          (outcome) => void finished.set(sequence, outcome),
+          (error: unknown) => void (unexpected ??= { error }),
+        )
+        .finally(() => {
+          running--;
+          wake?.();
+        });
+    }
+  } finally {
+    while (running > 0) await changed();
+    await flush();
+    await iterator.return?.();
+  }
+}
+
+/** Failed rows listed in the summary (all of them are reported as they happen, except on a terminal). */
+const MAX_LISTED = 1000;
+
+async function write(text: string): Promise<void> {
+  // Waits for a slow reader of standard output instead of buffering a million rows of report.
+  if (!process.stdout.write(text)) await once(process.stdout, 'drain');
+}
+
+/**
+ * The import's output: `json` streams one JSON document (rows, then the counts), `tty` a progress bar, `lines` a line
+ * per row (failures only for a dry run); each ends with a summary. Memory stays bounded whatever the file's size.
+ */
+export class ImportReport {
+  private readonly counts = { stored: 0, replayed: 0, read: 0, failed: 0 };
+  private readonly failures: { row: number; line: number; reason: string }[] = [];
+  private readonly codes = new Set<number>();
+  private total = 0;
+  private drawn = 0;
+
+  constructor(
+    private readonly mode: 'json' | 'tty' | 'lines',
+    private readonly source: RowSource,
+    /** Who sends: `operator <client_id>`, `agent <registration_id>`, `anonymous`, or undefined for a dry run. */
+    private readonly sentAs: string | undefined,
+  ) {}
+
+  async add(outcome: RowOutcome): Promise<void> {
+    this.total++;
+    this.counts[outcome.status]++;
+    if (outcome.status === 'failed') {
+      this.codes.add(outcome.exitCode);
+      if (this.failures.length < MAX_LISTED) this.failures.push({ row: outcome.row, line: outcome.line, reason: outcome.reason });
+    }
+    if (this.mode === 'json') {
+      const { exitCode: _code, unreachable: _unreachable, ...shown } = outcome as RowOutcome & { exitCode?: number; unreachable?: boolean };
+      await write(`${this.total === 1 ? '{\n  "rows": [\n' : ',\n'}    ${JSON.stringify(shown)}`);
+    } else if (this.mode === 'tty') {
+      if (Date.now() - this.drawn >= 100) this.draw();
+    } else if (outcome.status === 'failed') {
+      await write(`row ${outcome.row} (line ${outcome.line}): failed: ${outcome.reason}\n`);
+    } else if (outcome.status !== 'read') {
+      await write(`row ${outcome.row}: ok${outcome.status === 'replayed' ? ' (already stored)' : ''}\n`);
+    }
+  }
+
+  private draw(): void {
+    this.drawn = Date.now();
+    process.stdout.write(
+      `\r${progressBar(this.source.progress(), this.total, this.counts.stored + this.counts.replayed + this.counts.read, this.counts.failed)}`,
+    );
+  }
+
+  /** Prints the summary and answers the exit code; `fatal` is an error that ended the import early (printed by the caller). */
+  async finish(stopped: boolean, fatal?: CliError): Promise<number> {
+    const { stored, replayed, read, failed } = this.counts;
+    const how = this.source.format === 'csv' ? `CSV, delimiter '${this.source.delimiter}'` : 'JSONL';
+    if (this.mode === 'json') {
+      const summary = {
+        stored,
+        replayed,
+        failed,
+        total: this.total,
+        format: this.source.format,
+        ...(this.source.delimiter ? { delimiter: this.source.delimiter } : {}),
+        ...(this.sentAs ? { sent_as: this.sentAs } : { dry_run: true, read }),
+        ...(stopped ? { stopped: 'the service cannot be reached; later rows were not sent' } : {}),
+        ...(fatal ? { error: fatal.message } : {}),
+      };
+      const counts = JSON.stringify(summary, null, 2).slice(1);
+      await write(this.total === 0 ? `{\n  "rows": [],${counts}\n` : `\n  ],${counts}\n`);
+    } else {
+      if (this.mode === 'tty') {
+        this.draw();
+        process.stdout.write('\n');
+      }
+      const lines = [
+        this.sentAs
+          ? `${stored} stored, ${replayed} already stored (replayed), ${failed} failed (${how}; sent as ${this.sentAs})`
+          : `dry run (${how}): ${read} rows read, ${failed} cannot be read; nothing was sent`,
+      ];
+      if (failed) {
+        const more = failed > this.failures.length ? ` and ${failed - this.failures.length} more` : '';
+        lines.push(`failed rows: ${this.failures.map((f) => f.row).join(', ')}${more}`);
+        for (const f of this.failures) lines.push(`  row ${f.row} (line ${f.line}): ${f.reason}`);
+      }
+      if (stopped) lines.push(`stopped after row ${this.total}: the service cannot be reached; later rows were not sent`);
+      await write(`${lines.join('\n')}\n`);
+    }
+    if (fatal) return fatal.exitCode;
+    for (const code of [EXIT.server, EXIT.rateLimited, EXIT.auth, EXIT.invalid]) if (this.codes.has(code)) return code;
+    return EXIT.ok;
+  }
+}
+
+/** A progress bar on a terminal: `[#####-----]  42%  1200 rows  1180 ok  20 failed`. */
+export function progressBar(fraction: number, rows: number, ok: number, failed: number, width = 30): string {
+  const filled = Math.round(Math.min(1, fraction) * width);
+  return `[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${String(Math.floor(fraction * 100)).padStart(3)}%  ${rows} rows  ${ok} ok  ${failed} failed`;
 }

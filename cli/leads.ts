@@ -1,11 +1,14 @@
-// The `leads` command-line client: one file, bundled by esbuild, no runtime dependencies, Node.js 18 or newer.
+// The `leads` command-line client: one file, bundled by esbuild (csv-parse included), no runtime dependencies, Node.js 18 or newer.
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { Parsed, UsageError, allowOnly, parseArgs } from './args.js';
+import { Parsed, UsageError, allowOnly, intOption, parseArgs } from './args.js';
 import { CredentialStore, configDir } from './credentials.js';
-import { CliError, EXIT, Http, HttpResponse, ensureOk } from './http.js';
+import { exportTo, formatBytes } from './export.js';
+import { CliError, EXIT, Http, HttpResponse, ensureOk, failure } from './http.js';
 import { LEAD_FIELD_NAMES, REQUIRED_LEAD_FIELDS } from '../src/leads/lead-rules.js';
-import { RowOutcome, idempotencyKey, outcomeOf, progressBar, readRows } from './import.js';
+import { ImportReport, ImportRow, openRows, sendRows } from './import.js';
+import { LeadRow, formatTable } from './list.js';
+import { OperatorLogin, notLoggedIn, readSecret } from './login.js';
 import { Session } from './session.js';
 import { VERSION } from './version.js';
 
@@ -25,7 +28,10 @@ Commands:
   token                  print a current access token
   graphql <query>        run a read-only GraphQL query
   import <file>          send every row of a .csv or .jsonl file, once
-  logout                 revoke the stored registration and delete its credentials
+  login                  log in as an operator client (OAuth client credentials) to list, export and import leads
+  list                   list stored leads, newest first (operator, leads:read)
+  export                 download stored leads as CSV or JSON Lines (operator, leads:export)
+  logout                 forget the operator login; revoke the stored registration and delete its credentials
 
 Global options:
   --base-url <url>       the service (env LEADS_BASE_URL; default ${DEFAULT_BASE_URL.startsWith('__') ? 'none: set one' : DEFAULT_BASE_URL})
@@ -35,7 +41,11 @@ Global options:
   --version              print the version
 
 Exit codes: 0 ok, 1 usage, 2 invalid input, 3 auth, 4 rate limited, 5 server or network.
-Credentials: ${'$'}LEADS_CONFIG_DIR, else ${'$'}XDG_CONFIG_HOME/leads-cli, else ~/.config/leads-cli (credentials.json, mode 0600).`;
+Credentials: ${'$'}LEADS_CONFIG_DIR, else ${'$'}XDG_CONFIG_HOME/leads-cli, else ~/.config/leads-cli (credentials.json, mode 0600).
+Operator: LEADS_CLIENT_SECRET renews an expired login; LEADS_CLIENT_ID with LEADS_CLIENT_SECRET stand in for a login.`;
+
+const FILTER_HELP = `Filters: --since <RFC 3339 time> --until <RFC 3339 time> (on received_at), --origem <text>, --email <address>
+(exact, any case).`;
 
 const LEAD_INPUT_HELP = `Input: ${LEAD_FIELD_NAMES.map((name) => `--${name}`).join(' ')}, or a JSON object from --file <path>
 (--file - or piped stdin reads standard input). Flags override the fields of the JSON object.`;
@@ -50,8 +60,51 @@ const HELP: Record<string, string> = {
   token:
     'Usage: leads token [--json]\n\nPrints a current access token: the stored one, renewed from the assertion within 60 s of expiry,\nre-registering when the assertion has expired. Needs `leads register` first (exit 3 otherwise).',
   graphql: 'Usage: leads graphql <query> [--variables <json>] [--json]\n\nPOST /api/v1/graphql; prints `data` as JSON. Exit 2 when the answer has errors.',
-  import: `Usage: leads import <file.csv|file.jsonl> [--json]\n\nSends each row to POST /api/v1/lead with Idempotency-Key import-<sha256 of the row>, so a rerun never\nduplicates (the key is scoped to the caller: rerun with the same registration, or anonymously from the same\naddress). CSV: a header naming the columns among ${LEAD_FIELD_NAMES.join(', ')}; RFC 4180 quoting.\nJSONL: one JSON object per line. Rows are numbered from 1 (CSV: after the header; JSONL: non-blank lines).\nExit 2 if any row failed validation.`,
-  logout: 'Usage: leads logout [--json]\n\nRevokes the stored registration (by its assertion, at /oauth2/revoke) and deletes its credentials.',
+  import: `Usage: leads import <file.csv|file.jsonl> [--concurrency N] [--dry-run] [--json]
+
+Sends each row to POST /api/v1/lead with Idempotency-Key import-<sha256 of the row>, so a rerun never
+duplicates (the key is scoped to the caller: rerun with the same login or registration, or anonymously from the
+same address). With an operator login (leads login, needs leads:write) rows are sent as that client, at the
+operator rate limit; otherwise with the agent registration (leads register), or anonymously.
+The file is read as it is sent, in constant memory; at most --concurrency rows (default 8, at most 64) are in
+flight, and rows are reported in file order. --dry-run reads the whole file and reports the rows that cannot be
+read, sending nothing.
+CSV: UTF-8 (a byte order mark is fine); a header naming the columns among ${LEAD_FIELD_NAMES.join(', ')};
+the delimiter is , or ; (whichever the header uses); RFC 4180 quoting (quoted fields may hold the delimiter,
+line breaks and "" for a quote); CRLF or LF line ends. JSONL: one JSON object per line.
+Rows are numbered from 1 (CSV: records after the header; JSONL: non-blank lines); failures name the row and the
+line of the file where it starts. A row that cannot be read (wrong column count, a quote left open, not UTF-8,
+bad JSON) is reported and the others go on; a record longer than 1 MiB stops the import there.
+Exit 2 if any row failed validation or could not be read (3 auth, 4 rate limited, 5 service unreachable: the
+import stops, saying which rows were not sent).`,
+  login: `Usage: leads login --client-id <id> [--scope "<scopes>"] [--save-secret] [--json]
+
+Logs in as an operator client (created by the service's operator with npm run clients:create): gets an
+access token by the OAuth client-credentials grant (client_secret_basic) and stores the login in the
+credentials file (mode 0600). The secret is never a flag: it comes from LEADS_CLIENT_SECRET, or standard
+input (typed without echo on a terminal; else its first line). --scope asks for fewer scopes than the client's.
+The access token expires (15 minutes). The secret is stored only with --save-secret, and then renews the
+token on its own; otherwise set LEADS_CLIENT_SECRET to renew it, or log in again (exit 3 says so).
+LEADS_CLIENT_ID and LEADS_CLIENT_SECRET together work without a login: nothing is stored.
+While logged in, list, export and import act as this client. leads logout forgets the login.`,
+  list: `Usage: leads list [--limit N] [--cursor <cursor>] [filters] [--all] [--json]
+
+GET /api/v1/leads (operator login with leads:read): stored leads, newest first. --limit: 1 to 200 (default
+50), the page size with --all. On a terminal: a table of the columns that fit, long values cut, and the
+command for the next page; otherwise (or with --json) the JSON answer {"data": [...], "next_cursor"}.
+--all follows next_cursor to the end and prints one JSON document (or one table), streamed page by page.
+${FILTER_HELP}`,
+  export: `Usage: leads export --format csv|jsonl [--delimiter ';'] [--output FILE] [filters]
+
+GET /api/v1/leads/export (operator login with leads:export): every stored lead matching the filters,
+streamed as it arrives (never held whole in memory). CSV per RFC 4180 with a header row; --delimiter ';'
+gives the spreadsheet profile of pt-BR locales (semicolons, UTF-8 byte order mark). JSONL: one lead per line.
+--output FILE writes to a temporary file beside FILE (mode 0600: it holds personal data), renamed to FILE
+when the export is complete: a failed or interrupted export leaves no partial file. Without --output the
+data goes to standard output. A progress line (rows, bytes) is shown on stderr when it is a terminal.
+${FILTER_HELP}`,
+  logout:
+    'Usage: leads logout [--json]\n\nForgets the operator login (its access token expires on its own within 15 minutes), revokes the stored\nagent registration (by its assertion, at /oauth2/revoke) and deletes the credentials.',
 };
 
 interface Context {
@@ -59,7 +112,22 @@ interface Context {
   json: boolean;
   http: Http;
   session: Session;
+  operator: OperatorLogin;
   out: (text: string) => void;
+}
+
+/** The filters list and export share, as query parameters. */
+function filterQuery(parsed: Parsed, names: string[]): URLSearchParams {
+  const query = new URLSearchParams();
+  for (const name of names) if (parsed.options[name] !== undefined) query.set(name, parsed.options[name]);
+  return query;
+}
+const FILTERS = ['since', 'until', 'origem', 'email'];
+
+/** Calls that need the operator login fail early, and clearly, without one. */
+function requireLogin(ctx: Context): OperatorLogin {
+  if (!ctx.operator.current()) throw notLoggedIn();
+  return ctx.operator;
 }
 
 function resolveBaseUrl(parsed: Parsed): string {
@@ -231,90 +299,155 @@ const commands: Record<string, (ctx: Context) => Promise<number>> = {
   },
 
   async import(ctx) {
-    allowOnly(ctx.parsed, [], 1);
+    allowOnly(ctx.parsed, ['concurrency', 'dry-run'], 1);
     const file = ctx.parsed.positionals[0];
     if (!file) throw new UsageError('import needs a file: leads import leads.csv');
-    let text: string;
+    const concurrency = intOption(ctx.parsed, 'concurrency', 1, 64, 8)!;
+    const dryRun = ctx.parsed.switches.has('dry-run');
+    const source = openRows(file);
+    let sentAs: string | undefined;
+    let send: ((fields: Record<string, unknown>, key: string) => Promise<HttpResponse>) | undefined;
+    if (!dryRun && ctx.operator.current()) {
+      await ctx.operator.requireScope('leads:write');
+      sentAs = `operator ${ctx.operator.current()!.client_id}`;
+      send = (fields, key) => ctx.operator.request('/api/v1/lead', { json: fields, headers: { 'Idempotency-Key': key } });
+    } else if (!dryRun) {
+      const registration = ctx.session.registration;
+      sentAs = registration ? `agent ${registration.registration_id}` : 'anonymous';
+      send = (fields, key) => ctx.session.request('/api/v1/lead', { json: fields, headers: { 'Idempotency-Key': key } });
+    }
+    const report = new ImportReport(ctx.json ? 'json' : process.stdout.isTTY ? 'tty' : 'lines', source, sentAs);
+    let stopped = false;
     try {
-      text = readFileSync(file, 'utf8');
+      if (send) stopped = (await sendRows(source.rows, send, concurrency, (outcome) => report.add(outcome))).stopped;
+      else for await (const row of source.rows) await report.add(dryRunOutcome(row));
     } catch (error) {
-      throw new UsageError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+      if (!(error instanceof CliError)) throw error;
+      const code = await report.finish(false, error);
+      process.stderr.write(`${error.message.startsWith('error') ? '' : 'error: '}${error.message}\n`);
+      return code;
     }
-    const rows = readRows(file, text);
-    const tty = !ctx.json && process.stdout.isTTY === true;
-    const outcomes: RowOutcome[] = [];
-    let ok = 0;
-    let failed = 0;
-    for (const row of rows) {
-      let outcome: RowOutcome;
-      if (row.error !== undefined) {
-        outcome = { row: row.row, status: 'failed', reason: row.error, exitCode: EXIT.invalid };
-      } else {
-        try {
-          const sentAt = Date.now();
-          const response = await ctx.session.request('/api/v1/lead', { json: row.fields, headers: { 'Idempotency-Key': idempotencyKey(row.fields!) } });
-          outcome = outcomeOf(row.row, response, sentAt);
-        } catch (error) {
-          if (!(error instanceof CliError)) throw error;
-          outcome = { row: row.row, status: 'failed', reason: error.message.replace(/\n/g, ' '), exitCode: error.exitCode };
-          // Without a service every other row would fail the same way: stop here.
-          if (error.exitCode === EXIT.server && !error.response) {
-            outcomes.push(outcome);
-            break;
-          }
-        }
-      }
-      outcomes.push(outcome);
-      if (outcome.status === 'failed') failed++;
-      else ok++;
-      if (tty) process.stdout.write(`\r${progressBar(outcomes.length, rows.length, ok, failed)}`);
-      else if (!ctx.json) {
-        ctx.out(
-          outcome.status === 'failed'
-            ? `row ${outcome.row}: failed: ${outcome.reason}`
-            : `row ${outcome.row}: ok${outcome.status === 'replayed' ? ' (already stored)' : ''}`,
-        );
-      }
-    }
-    if (tty) process.stdout.write('\n');
-    const stored = outcomes.filter((o) => o.status === 'stored').length;
-    const replayed = outcomes.filter((o) => o.status === 'replayed').length;
-    const failures = outcomes.filter((o): o is Extract<RowOutcome, { status: 'failed' }> => o.status === 'failed');
+    return report.finish(stopped);
+  },
+
+  async login(ctx) {
+    allowOnly(ctx.parsed, ['client-id', 'scope', 'save-secret'], 0);
+    const clientId = ctx.parsed.options['client-id'];
+    if (!clientId) throw new UsageError('login needs --client-id <id> (the secret comes from LEADS_CLIENT_SECRET or standard input)');
+    const secret = await readSecret(process.env);
+    if (!secret) throw new UsageError('no client secret: set LEADS_CLIENT_SECRET or give it on standard input');
+    const login = await ctx.operator.login(clientId, secret, { saveSecret: ctx.parsed.switches.has('save-secret'), scope: ctx.parsed.options.scope });
+    ctx.operator.save(login);
     if (ctx.json) {
       ctx.out(
         JSON.stringify(
-          {
-            stored,
-            replayed,
-            failed: failures.length,
-            total: rows.length,
-            rows: outcomes.map(({ exitCode: _e, ...o }: RowOutcome & { exitCode?: number }) => o),
-          },
+          { client_id: login.client_id, scope: login.scope, access_token_expires: login.access_token_expires, secret_saved: login.client_secret !== undefined },
           null,
           2,
         ),
       );
     } else {
-      ctx.out(`${stored} stored, ${replayed} already stored (replayed), ${failures.length} failed`);
-      if (failures.length) {
-        ctx.out(`failed rows: ${failures.map((f) => f.row).join(', ')}`);
-        for (const f of failures) ctx.out(`  row ${f.row}: ${f.reason}`);
-      }
-      if (outcomes.length < rows.length) ctx.out(`stopped after row ${outcomes.length} of ${rows.length}: the service cannot be reached`);
+      ctx.out(`logged in as ${login.client_id} (scopes: ${login.scope || 'none'}); access token valid until ${login.access_token_expires}`);
+      ctx.out(
+        login.client_secret !== undefined
+          ? `login and secret saved in ${ctx.operator.store.file}; the token is renewed from it`
+          : `login saved in ${ctx.operator.store.file} (not the secret): log in again when it expires, or set LEADS_CLIENT_SECRET`,
+      );
     }
-    const codes = failures.map((f) => f.exitCode);
-    for (const code of [EXIT.server, EXIT.rateLimited, EXIT.auth, EXIT.invalid]) if (codes.includes(code)) return code;
+    return EXIT.ok;
+  },
+
+  async list(ctx) {
+    allowOnly(ctx.parsed, ['limit', 'cursor', 'all', ...FILTERS], 0);
+    const operator = requireLogin(ctx);
+    const query = filterQuery(ctx.parsed, ['limit', 'cursor', ...FILTERS]);
+    const table = !ctx.json && process.stdout.isTTY === true;
+    const all = ctx.parsed.switches.has('all');
+    const page = async () => {
+      const response = ensureOk(await operator.request(`/api/v1/leads?${query}`));
+      return response.body as { data: LeadRow[]; next_cursor: string | null };
+    };
+    const width = process.stdout.columns || 120;
+    if (!all) {
+      const body = await page();
+      if (!table) ctx.out(JSON.stringify(body, null, 2));
+      else {
+        ctx.out(body.data.length ? formatTable(body.data, width).join('\n') : 'no leads');
+        if (body.next_cursor)
+          process.stderr.write(
+            `more: leads list --cursor ${body.next_cursor}${query.has('limit') ? ` --limit ${query.get('limit')}` : ''} (and the same filters)\n`,
+          );
+      }
+      return EXIT.ok;
+    }
+    // Page by page, so that memory stays flat however many leads there are.
+    let count = 0;
+    if (!table) process.stdout.write('{"data":[');
+    for (;;) {
+      const body = await page();
+      if (table) {
+        if (body.data.length || count === 0)
+          ctx.out(
+            formatTable(body.data, width)
+              .slice(count === 0 ? 0 : 2)
+              .join('\n'),
+          );
+      } else {
+        for (const [i, lead] of body.data.entries()) process.stdout.write(`${count + i === 0 ? '\n' : ',\n'}${JSON.stringify(lead)}`);
+      }
+      count += body.data.length;
+      if (!body.next_cursor) break;
+      query.set('cursor', body.next_cursor);
+    }
+    if (!table) ctx.out(`${count ? '\n' : ''}],"next_cursor":null}`);
+    else process.stderr.write(`${count} leads\n`);
+    return EXIT.ok;
+  },
+
+  async export(ctx) {
+    allowOnly(ctx.parsed, ['format', 'delimiter', 'output', ...FILTERS], 0);
+    const format = ctx.parsed.options.format;
+    if (format === undefined) throw new UsageError('export needs --format csv or --format jsonl');
+    const output = ctx.parsed.options.output;
+    if (output === '') throw new UsageError('--output needs a file name');
+    const operator = requireLogin(ctx);
+    const query = filterQuery(ctx.parsed, ['format', 'delimiter', ...FILTERS]);
+    const response = await operator.open(`/api/v1/leads/export?${query}`, {
+      headers: { Accept: format === 'csv' ? 'text/csv, application/problem+json' : 'application/jsonl, application/problem+json' },
+    });
+    if (!('chunks' in response)) throw failure(response);
+    const progress = process.stderr.isTTY === true && (output !== undefined || !process.stdout.isTTY);
+    const counter = await exportTo(response.chunks, format, output, progress);
+    if (output !== undefined) {
+      if (ctx.json) ctx.out(JSON.stringify({ file: output, rows: counter.records, bytes: counter.bytes }, null, 2));
+      else ctx.out(`exported ${counter.records} rows (${formatBytes(counter.bytes)}) to ${output}`);
+    }
     return EXIT.ok;
   },
 
   async logout(ctx) {
     allowOnly(ctx.parsed, [], 0);
+    const login = ctx.operator.logout();
     const { registration, response } = await ctx.session.logout();
-    if (ctx.json) ctx.out(JSON.stringify({ revoked: registration?.registration_id ?? null, status: response?.status ?? null }, null, 2));
-    else ctx.out(registration ? `revoked ${registration.registration_id}; credentials deleted` : 'not registered with this service; nothing to do');
+    if (ctx.json) {
+      ctx.out(
+        JSON.stringify({ logged_out: login?.client_id ?? null, revoked: registration?.registration_id ?? null, status: response?.status ?? null }, null, 2),
+      );
+    } else {
+      if (login) ctx.out(`logged out ${login.client_id} (operator login forgotten)`);
+      if (registration) ctx.out(`revoked ${registration.registration_id}; credentials deleted`);
+      if (!login && !registration) ctx.out('not registered with this service; nothing to do');
+    }
     return EXIT.ok;
   },
 };
+
+/** A dry run's verdict on a row: read (it would be sent) or the reason it cannot be. */
+function dryRunOutcome(row: ImportRow) {
+  return row.error === undefined
+    ? { row: row.row, line: row.line, status: 'read' as const }
+    : { row: row.row, line: row.line, status: 'failed' as const, reason: row.error, exitCode: EXIT.invalid };
+}
 
 async function main(argv: string[]): Promise<number> {
   let parsed: Parsed;
@@ -343,6 +476,11 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${HELP[parsed.command]}\n\nGlobal options: --base-url <url>, --json, --verbose, --help\n`);
     return EXIT.ok;
   }
+  // A reader that stops early (`| head`) ends the command quietly, as it does other Unix tools.
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(process.exitCode ?? EXIT.ok);
+    throw error;
+  });
   const verbose = parsed.switches.has('verbose');
   const log = (line: string) => {
     if (verbose) process.stderr.write(`* ${line}\n`);
@@ -350,8 +488,10 @@ async function main(argv: string[]): Promise<number> {
   try {
     const baseUrl = resolveBaseUrl(parsed);
     const http = new Http(baseUrl, `leads-cli/${VERSION} (node ${process.version})`, log);
-    const session = new Session(http, new CredentialStore(configDir()), log);
-    const ctx: Context = { parsed, json: parsed.switches.has('json'), http, session, out: (text) => process.stdout.write(`${text}\n`) };
+    const store = new CredentialStore(configDir());
+    const session = new Session(http, store, log);
+    const operator = new OperatorLogin(http, store, process.env, log);
+    const ctx: Context = { parsed, json: parsed.switches.has('json'), http, session, operator, out: (text) => process.stdout.write(`${text}\n`) };
     return await command(ctx);
   } catch (error) {
     if (error instanceof UsageError) {
@@ -360,7 +500,7 @@ async function main(argv: string[]): Promise<number> {
     }
     if (error instanceof CliError) {
       // With --json the raw problem was already printed on stdout, or is printed here.
-      if (parsed.switches.has('json') && error.response && !['health', 'info', 'submit', 'sandbox', 'graphql'].includes(parsed.command)) {
+      if (parsed.switches.has('json') && error.response && !['health', 'info', 'submit', 'sandbox', 'graphql', 'import'].includes(parsed.command)) {
         process.stdout.write(`${error.response.body !== undefined ? JSON.stringify(error.response.body, null, 2) : error.response.text}\n`);
       }
       process.stderr.write(`${error.message.startsWith('error') ? '' : 'error: '}${error.message}\n`);

@@ -25,6 +25,11 @@ export interface TokenResponse {
 const fresh = (iso: string | undefined) => iso !== undefined && Date.parse(iso) - MARGIN_MS > Date.now();
 
 export class Session {
+  /** The stored registration, read once per run (imports send many requests); undefined until read. */
+  private cached?: { registration?: StoredRegistration };
+  /** One renewal at a time: concurrent requests that find the token stale share it. */
+  private renewing?: Promise<StoredRegistration>;
+
   constructor(
     private readonly http: Http,
     readonly store: CredentialStore,
@@ -32,7 +37,14 @@ export class Session {
   ) {}
 
   get registration(): StoredRegistration | undefined {
-    return this.store.get(this.http.baseUrl);
+    this.cached ??= { registration: this.store.get(this.http.baseUrl) };
+    return this.cached.registration;
+  }
+
+  private remember(registration: StoredRegistration | undefined): void {
+    if (registration) this.store.save(this.http.baseUrl, registration);
+    else this.store.remove(this.http.baseUrl);
+    this.cached = { registration };
   }
 
   /** POST /api/v1/agent/identity; returns the raw answer and stores the registration. */
@@ -48,7 +60,7 @@ export class Session {
       throw new CliError(describeFailure(response), code, response);
     }
     const identity = response.body as IdentityResponse;
-    this.store.save(this.http.baseUrl, {
+    this.remember({
       registration_id: identity.registration_id,
       registration_type: identity.registration_type,
       ...(input.email !== undefined ? { email: input.email } : {}),
@@ -65,7 +77,8 @@ export class Session {
     const stored = this.registration;
     if (!stored) return undefined;
     if (!forceRenew && stored.access_token && fresh(stored.access_token_expires)) return stored.access_token;
-    return (await this.renew(stored)).access_token!;
+    this.renewing ??= this.renew(stored).finally(() => (this.renewing = undefined));
+    return (await this.renewing).access_token!;
   }
 
   /** Exchanges the assertion for a new access token; registers again (same type, name, e-mail) if the assertion has expired. */
@@ -92,7 +105,7 @@ export class Session {
       access_token: token.access_token,
       access_token_expires: new Date(Date.now() + token.expires_in * 1000).toISOString(),
     };
-    this.store.save(this.http.baseUrl, updated);
+    this.remember(updated);
     return updated;
   }
 
@@ -106,7 +119,9 @@ export class Session {
     const response = await this.http.request(path, withToken(token));
     if (response.status !== 401 || !token) return response;
     this.log('access token refused (401): renewing once');
-    const renewed = await this.bearer(true);
+    // A concurrent request may have renewed it already.
+    const current = this.registration?.access_token;
+    const renewed = current && current !== token ? current : await this.bearer(true);
     return this.http.request(path, withToken(renewed));
   }
 
@@ -115,7 +130,7 @@ export class Session {
     const stored = this.registration;
     if (!stored) return {};
     const response = ensureOk(await this.http.request('/oauth2/revoke', { form: { token: stored.identity_assertion } }));
-    this.store.remove(this.http.baseUrl);
+    this.remember(undefined);
     return { registration: stored, response };
   }
 }

@@ -18,7 +18,18 @@ import { createLogger, logDestination, NestPinoLogger, requestLogging } from './
 import { buildProblem, PROBLEM_MEDIA_TYPE } from './problem/problem.js';
 
 /** Headers a web form or agent on another origin may read. */
-const EXPOSED_HEADERS = ['RateLimit', 'RateLimit-Policy', 'Retry-After', 'Deprecation', 'Sunset', 'Link', 'X-Request-Id', 'Location', 'ETag'];
+const EXPOSED_HEADERS = [
+  'RateLimit',
+  'RateLimit-Policy',
+  'Retry-After',
+  'Deprecation',
+  'Sunset',
+  'Link',
+  'X-Request-Id',
+  'Location',
+  'ETag',
+  'Content-Disposition',
+];
 
 /** Timeouts that keep slow or idle clients from holding connections (documented in the README). */
 export const serverTimeouts = (config: AppConfig) => ({

@@ -1,6 +1,7 @@
 import { spawn, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { once } from 'node:events';
+import { createWriteStream, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -134,7 +135,7 @@ describe('distribution', () => {
     expect(await run(['--version'])).toMatchObject({ code: 0, stdout: `${PACKAGE_VERSION}\n` });
     const help = await run(['--help']);
     expect(help.code).toBe(0);
-    for (const command of ['health', 'info', 'submit', 'sandbox', 'register', 'token', 'graphql', 'import', 'logout']) {
+    for (const command of ['health', 'info', 'submit', 'sandbox', 'register', 'token', 'graphql', 'import', 'login', 'list', 'export', 'logout']) {
       expect(help.stdout).toContain(`  ${command}`);
       const own = await run([command, '--help']);
       expect(own.code).toBe(0);
@@ -337,10 +338,10 @@ describe('import', () => {
     const first = await run(['import', path]);
     expect(first.code).toBe(2);
     expect(first.stdout).toContain('row 1: ok\n');
-    expect(first.stdout).toMatch(/row 2: failed: validation_failed \(\/email: .+\)/);
-    expect(first.stdout).toContain('3 stored, 0 already stored (replayed), 2 failed');
+    expect(first.stdout).toMatch(/row 2 \(line 3\): failed: validation_failed \(\/email: .+\)/);
+    expect(first.stdout).toContain("3 stored, 0 already stored (replayed), 2 failed (CSV, delimiter ','; sent as anonymous)");
     expect(first.stdout).toContain('failed rows: 2, 4');
-    expect(first.stdout).toContain('row 4: expected 6 columns, found 3');
+    expect(first.stdout).toContain('row 4 (line 6): expected 6 columns, found 3');
     expect(await leadCount()).toBe(before + 3);
     const quoted = await query("SELECT empresa, mensagem FROM leads WHERE email = 'fabio@example.com'");
     expect(quoted).toEqual([{ empresa: 'Empresa "Entre Aspas"', mensagem: 'line one\r\nline two, with comma' }]);
@@ -360,8 +361,174 @@ describe('import', () => {
     expect(result.code).toBe(2);
     const summary = JSON.parse(result.stdout);
     expect(summary).toMatchObject({ stored: 1, replayed: 0, failed: 1, total: 2 });
-    expect(summary.rows[1]).toMatchObject({ row: 2, status: 'failed', reason: expect.stringContaining('invalid JSON') });
+    expect(summary.rows[1]).toMatchObject({ row: 2, line: 3, status: 'failed', reason: expect.stringContaining('invalid JSON') });
     expect((await run(['import', join(work, 'missing.csv')])).code).toBe(1);
+  });
+
+  it('a spreadsheet file: ";" from the header, a BOM, CRLF, quoted line breaks, delimiters and quotes', async () => {
+    const path = join(work, 'planilha.csv');
+    const rows = [
+      'nome;email;empresa;mensagem;origem',
+      'João Ponto;joao@example.com;"Acme; Filial";"primeira linha\r\nsegunda, com vírgula e ""aspas""";planilha',
+      '',
+      'Lia Ponto;lia@example.com;;sem aspas, com vírgula;planilha',
+      'Sem Email;;;;planilha',
+    ];
+    writeFileSync(path, `\uFEFF${rows.join('\r\n')}\r\n`);
+    const result = await run(['import', path]);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toContain('row 1: ok\nrow 2: ok\n');
+    expect(result.stdout).toMatch(/row 3 \(line 6\): failed: validation_failed \(\/email: .+\)/);
+    expect(result.stdout).toContain("2 stored, 0 already stored (replayed), 1 failed (CSV, delimiter ';'; sent as anonymous)");
+    expect(await query("SELECT nome, empresa, mensagem, origem FROM leads WHERE origem = 'planilha' ORDER BY nome")).toEqual([
+      { nome: 'João Ponto', empresa: 'Acme; Filial', mensagem: 'primeira linha\r\nsegunda, com vírgula e "aspas"', origem: 'planilha' },
+      { nome: 'Lia Ponto', empresa: null, mensagem: 'sem aspas, com vírgula', origem: 'planilha' },
+    ]);
+  });
+
+  it('rows that cannot be read are reported by row and line, and the others are sent', async () => {
+    const path = join(work, 'unreadable.csv');
+    writeFileSync(
+      path,
+      Buffer.concat([
+        Buffer.from('nome,email\nLuz Ok,luz@example.com\nEl'),
+        Buffer.from([0xe9]), // Latin-1 é: a spreadsheet's "CSV" that is not UTF-8
+        Buffer.from('na,elena@example.com\n\nMel Ok,mel@example.com\n"Open,quote@example.com\nnever closed\n'),
+      ]),
+    );
+    const result = await run(['import', path, '--json']);
+    expect(result.code).toBe(2);
+    const summary = JSON.parse(result.stdout);
+    expect(summary).toMatchObject({ stored: 2, replayed: 0, failed: 2, total: 4, format: 'csv', delimiter: ',', sent_as: 'anonymous' });
+    expect(summary.rows).toEqual([
+      { row: 1, line: 2, status: 'stored', id: expect.any(String) },
+      { row: 2, line: 3, status: 'failed', reason: expect.stringContaining('not valid UTF-8') },
+      { row: 3, line: 5, status: 'stored', id: expect.any(String) },
+      { row: 4, line: 6, status: 'failed', reason: 'a quoted field is not closed before the end of the file' },
+    ]);
+    expect(await query("SELECT nome FROM leads WHERE email IN ('luz@example.com', 'mel@example.com', 'elena@example.com') ORDER BY nome")).toEqual([
+      { nome: 'Luz Ok' },
+      { nome: 'Mel Ok' },
+    ]);
+  });
+
+  it('a header it cannot use stops before any row is sent', async () => {
+    const path = join(work, 'bad-header.csv');
+    writeFileSync(path, 'nome;e-mail\nAna;ana@example.com\n');
+    const before = await leadCount();
+    expect(await run(['import', path])).toMatchObject({ code: 2, stderr: expect.stringContaining('CSV: unknown column(s) e-mail') });
+    writeFileSync(path, '');
+    expect(await run(['import', path])).toMatchObject({ code: 2, stderr: expect.stringContaining('CSV: the file is empty') });
+    expect(await leadCount()).toBe(before);
+  });
+
+  it('a record over 1 MiB (a quote left open) stops the import there, after the rows before it', async () => {
+    const path = join(work, 'open-quote.csv');
+    writeFileSync(path, `nome,email\nAna Antes,ana.antes@example.com\n"Aberta,aberta@example.com\n${'x'.repeat(1100 * 1024)}\nDepois,depois@example.com\n`);
+    const result = await run(['import', path]);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toContain('row 1: ok\n1 stored, 0 already stored (replayed), 0 failed');
+    expect(result.stderr).toBe('error: CSV: row 2 (line 3) is longer than 1048576 bytes (is a quote left open?); stopped there\n');
+    expect(await query("SELECT nome FROM leads WHERE email IN ('ana.antes@example.com', 'depois@example.com')")).toEqual([{ nome: 'Ana Antes' }]);
+  });
+
+  it('--dry-run reads a 1,000,000-row file in flat memory (a 32 MB heap for a 100 MB file)', async () => {
+    const path = join(work, 'million.csv');
+    const file = createWriteStream(path);
+    file.write('nome,email,mensagem\n');
+    for (let i = 1; i < 1_000_000; i++) {
+      if (!file.write(`Pessoa ${i},p${i}@example.com,"linha 1\nlinha 2, com ""aspas"""\n`)) await once(file, 'drain');
+    }
+    file.end('Última,sem-coluna\n');
+    await once(file, 'close');
+    const rss = join(work, 'max-rss.cjs');
+    writeFileSync(rss, "process.on('exit', () => process.stderr.write(`max-rss-kib ${process.resourceUsage().maxRSS}\\n`));\n");
+    const result = await new Promise<Run>((resolve, reject) => {
+      const child = spawn(process.execPath, ['--max-old-space-size=32', '--require', rss, leads, 'import', path, '--dry-run'], {
+        env: { PATH: process.env.PATH, HOME: work, LEADS_CONFIG_DIR: configDir },
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk) => (stdout += chunk));
+      child.stderr.on('data', (chunk) => (stderr += chunk));
+      child.on('error', reject);
+      child.on('close', (code) => resolve({ code, stdout, stderr }));
+    });
+    rmSync(path);
+    expect(result.stdout).toBe(
+      [
+        // Each row spans two lines: the last one starts on line 2 + 2 × 999,999.
+        'row 1000000 (line 2000000): failed: expected 3 columns, found 2',
+        "dry run (CSV, delimiter ','): 999999 rows read, 1 cannot be read; nothing was sent",
+        'failed rows: 1000000',
+        '  row 1000000 (line 2000000): expected 3 columns, found 2',
+        '',
+      ].join('\n'),
+    );
+    expect(result.code).toBe(2);
+    const maxRss = Number(/max-rss-kib (\d+)/.exec(result.stderr)![1]);
+    expect(maxRss).toBeLessThan(150 * 1024);
+  }, 300_000);
+});
+
+describe('import against a stand-in service', () => {
+  let fake: Server | undefined;
+  afterEach(() => fake?.close());
+
+  /** A service answering POST /api/v1/lead after `delayMs`, counting the requests in flight. */
+  async function standIn(delayMs: number, answer: 'receipt' | 'hang-up') {
+    const seen = { requests: 0, inFlight: 0, maxInFlight: 0, keys: new Set<string>(), sameKeyTogether: 0 };
+    const keysInFlight = new Set<string>();
+    fake = createServer((req, res) => {
+      const key = String(req.headers['idempotency-key']);
+      seen.requests++;
+      seen.inFlight++;
+      seen.maxInFlight = Math.max(seen.maxInFlight, seen.inFlight);
+      if (keysInFlight.has(key)) seen.sameKeyTogether++;
+      keysInFlight.add(key);
+      seen.keys.add(key);
+      req.resume();
+      setTimeout(() => {
+        seen.inFlight--;
+        keysInFlight.delete(key);
+        if (answer === 'hang-up') return req.socket.destroy();
+        res
+          .writeHead(201, { 'Content-Type': 'application/json' })
+          .end(JSON.stringify({ id: `id-${seen.requests}`, received_at: new Date().toISOString(), status: 'received' }));
+      }, delayMs);
+    });
+    const port = await freePort();
+    await new Promise<void>((resolve) => fake!.listen(port, '127.0.0.1', resolve));
+    return { seen, baseUrl: `http://127.0.0.1:${port}` };
+  }
+
+  it('at most --concurrency rows are in flight, reported in file order; equal rows are never sent together', async () => {
+    const { seen, baseUrl } = await standIn(30, 'receipt');
+    const path = join(work, 'window.jsonl');
+    // Rows 31 to 40 come in equal pairs.
+    const n = (i: number) => (i < 30 ? i : 30 + Math.floor((i - 30) / 2));
+    const lines = Array.from({ length: 40 }, (_, i) => JSON.stringify({ nome: `Janela ${n(i)}`, email: `janela${n(i)}@example.com` }));
+    writeFileSync(path, lines.join('\n'));
+    const result = await run(['import', path, '--concurrency', '4', '--base-url', baseUrl]);
+    expect(result.code).toBe(0);
+    expect(result.stdout.split('\n').slice(0, 40)).toEqual(Array.from({ length: 40 }, (_, i) => `row ${i + 1}: ok`));
+    expect(seen.requests).toBe(40);
+    expect(seen.maxInFlight).toBe(4);
+    // An equal pair has one key, never two of one key in flight at once.
+    expect(seen.keys.size).toBe(35);
+    expect(seen.sameKeyTogether).toBe(0);
+    expect((await run(['import', path, '--concurrency', '65', '--base-url', baseUrl])).code).toBe(1);
+  });
+
+  it('when the service cannot be reached it stops, says which rows were not sent, and exits 5', async () => {
+    const { seen, baseUrl } = await standIn(0, 'hang-up');
+    const path = join(work, 'unreachable.csv');
+    writeFileSync(path, ['nome,email', ...Array.from({ length: 50 }, (_, i) => `Nome ${i},n${i}@example.com`)].join('\n'));
+    const result = await run(['import', path, '--concurrency', '2', '--base-url', baseUrl]);
+    expect(result.code).toBe(5);
+    expect(seen.requests).toBeLessThanOrEqual(3);
+    expect(result.stdout).toMatch(/^row 1 \(line 2\): failed: cannot reach /);
+    expect(result.stdout).toMatch(/stopped after row [23]: the service cannot be reached; later rows were not sent\n$/);
   });
 });
 

@@ -21,9 +21,19 @@ echo '{"nome":"Maria Silva","email":"maria@example.com"}' | ./leads submit
 ./leads register --name "My integration"        # or --email you@example.com; stores credentials (mode 0600)
 ./leads token                                    # a current access token
 ./leads graphql '{ health { status } }'
-./leads import leads.csv                         # or .jsonl; a rerun never stores a row twice
-./leads logout                                   # revokes the registration, deletes the credentials
+./leads import leads.csv                         # or .jsonl; , or ; from the header; a rerun never stores a row twice
+./leads import leads.csv --dry-run               # checks the file, sends nothing
 ./leads --help                                   # every command takes --help and --json</code></pre>
+<h2>Operators</h2>
+<p>With a client made by the service's operator (<code>npm run clients:create</code>), the CLI lists, exports and
+imports the company's leads. The secret is never a flag: it comes from <code>LEADS_CLIENT_SECRET</code> or standard
+input (typed without echo). The login keeps the access token, and the secret only with <code>--save-secret</code>.</p>
+<pre><code>./leads login --client-id &lt;id&gt;                   # then type or pipe the secret
+./leads list --limit 20                          # a table on a terminal; --json, --all, --since/--until/--origem/--email
+./leads export --format csv --delimiter ';' --output leads.csv   # streamed; a progress line on the terminal
+./leads export --format jsonl &gt; leads.jsonl
+./leads import leads.csv                         # sent as the operator client (leads:write)
+./leads logout                                   # forgets the login, revokes the registration</code></pre>
 <p>Exit codes: 0 ok, 1 usage, 2 invalid input, 3 authentication, 4 rate limited (after retrying <code>Retry-After</code>),
 5 server or network. <code>--base-url</code> or <code>LEADS_BASE_URL</code> points it at another service.
 Credentials live in <code>$XDG_CONFIG_HOME/leads-cli/credentials.json</code> (default <code>~/.config/leads-cli</code>).</p>`;

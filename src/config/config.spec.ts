@@ -55,6 +55,8 @@ describe('loadConfig', () => {
         rateLimitMcpHousekeeping: { limit: 600, windowSeconds: 60 },
         maxAnswerBytes: 1048576,
         clientSecretGraceSeconds: 86400,
+        exportMaxConcurrent: 2,
+        exportPageSize: 500,
         apiDeprecations: [],
         version: (JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version,
       });
@@ -89,6 +91,8 @@ describe('loadConfig', () => {
           'RATE_LIMIT_AGENT_PER_ADDRESS',
           'RATE_LIMIT_OPERATOR',
           'CLIENT_SECRET_GRACE',
+          'EXPORT_MAX_CONCURRENT',
+          'EXPORT_PAGE_SIZE',
         ].map((name, i) => [name, i % 2 ? '' : '  \t']),
       );
       expect(loadConfig(blank)).toEqual(loadConfig({}));
@@ -157,6 +161,14 @@ describe('loadConfig', () => {
       [{ CLIENT_SECRET_GRACE: '3600' }, { clientSecretGraceSeconds: 3600 }],
       [{ MAX_ANSWER_BYTES: '65536' }, { maxAnswerBytes: 65536 }],
       [{ MAX_ANSWER_BYTES: '1073741824' }, { maxAnswerBytes: 1073741824 }],
+      [
+        { EXPORT_MAX_CONCURRENT: '1', EXPORT_PAGE_SIZE: '10000' },
+        { exportMaxConcurrent: 1, exportPageSize: 10000 },
+      ],
+      [
+        { EXPORT_MAX_CONCURRENT: '64', EXPORT_PAGE_SIZE: '1' },
+        { exportMaxConcurrent: 64, exportPageSize: 1 },
+      ],
     ] as [Env, object][])('%j', (env, expected) => {
       expect(loadConfig(env)).toMatchObject(expected);
     });
@@ -260,6 +272,8 @@ describe('loadConfig', () => {
       ['IPV6_PREFIX_LENGTH', ['0', '15', '129', '/64']],
       ['MAX_ANSWER_BYTES', ['0', '65535', '1073741825', '1MiB', '1e6', '-65536', '65536.5']],
       ['CLIENT_SECRET_GRACE', ['-1', '2592001', '24h', '1.5']],
+      ['EXPORT_MAX_CONCURRENT', ['0', '65', '-1', '2.5', 'two']],
+      ['EXPORT_PAGE_SIZE', ['0', '10001', '1e3', '-1']],
     ])('%s refuses %j', (variable, values) => {
       for (const value of values) expectRefused(variable, value);
     });

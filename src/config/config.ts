@@ -66,6 +66,10 @@ export interface AppConfig {
    * (docs/decisions/0021-operator-clients-and-client-credentials.md).
    */
   clientSecretGraceSeconds: number;
+  /** Lead exports streaming at once on this instance; one more is refused with 503 export_busy. */
+  exportMaxConcurrent: number;
+  /** Leads an export reads per query (one short keyset query per page, no transaction across pages). */
+  exportPageSize: number;
   apiDeprecations: ApiDeprecation[];
   version: string;
 }
@@ -130,6 +134,8 @@ export function loadConfig(env: Env = process.env, stdoutIsTerminal = process.st
     // At least 64 KiB: every answer bounded by the 16 KiB request body (a lead echoed twice, tools/list) fits under it.
     maxAnswerBytes: parseInteger('MAX_ANSWER_BYTES', value('MAX_ANSWER_BYTES'), 1024 * 1024, 65536, 2 ** 30),
     clientSecretGraceSeconds: parseInteger('CLIENT_SECRET_GRACE', value('CLIENT_SECRET_GRACE'), 86400, 0, 30 * 86400),
+    exportMaxConcurrent: parseInteger('EXPORT_MAX_CONCURRENT', value('EXPORT_MAX_CONCURRENT'), 2, 1, 64),
+    exportPageSize: parseInteger('EXPORT_PAGE_SIZE', value('EXPORT_PAGE_SIZE'), 500, 1, 10000),
     apiDeprecations: parseDeprecations(value('API_DEPRECATIONS')),
     version: packageVersion(),
   });

@@ -36,6 +36,12 @@ export interface LeadFilter {
   email?: string;
 }
 
+/** Where a lead stands in list order: its received_at (ms) and id. */
+export interface LeadPosition {
+  receivedAt: number;
+  id: string;
+}
+
 export interface LeadPage {
   data: LeadView[];
   /** The cursor after each item of `data` (Relay's edges). */
@@ -55,7 +61,23 @@ export class InvalidCursor extends Error {
 /** The largest page any surface may ask for. */
 export const MAX_PAGE_SIZE = 200;
 
-const COLUMNS = 'id, received_at, nome, email, telefone, telefone_e164, empresa, mensagem, origem, channel, registration_id, client_id';
+/** The columns of a LeadView, in its order: what every read selects (the export writes them as its CSV columns). */
+export const LEAD_VIEW_COLUMNS = [
+  'id',
+  'received_at',
+  'nome',
+  'email',
+  'telefone',
+  'telefone_e164',
+  'empresa',
+  'mensagem',
+  'origem',
+  'channel',
+  'registration_id',
+  'client_id',
+] as const satisfies readonly (keyof LeadView)[];
+
+const COLUMNS = LEAD_VIEW_COLUMNS.join(', ');
 const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 interface Row {
@@ -96,6 +118,24 @@ export class LeadReader {
     const key = await this.cursorKey();
     const binding = filterBinding(filter);
     const after = cursor === undefined ? undefined : openCursor(key, binding, cursor);
+    const rows = await this.rows(filter, limit + 1, after);
+    const data = rows.slice(0, limit);
+    const cursors = data.map((lead) => sealCursor(key, binding, Date.parse(lead.received_at), lead.id));
+    return { data, cursors, nextCursor: rows.length > limit ? cursors[cursors.length - 1] : null };
+  }
+
+  /** Up to `limit` leads the filter selects, after the lead at `after`, in list order, without cursors. */
+  async rows(filter: LeadFilter, limit: number, after?: LeadPosition): Promise<LeadView[]> {
+    const { sql, params } = this.keysetQuery(filter, limit, after);
+    const rows = (await this.dataSource.query(sql, params)) as Row[];
+    return rows.map((row) => this.view(row));
+  }
+
+  /**
+   * The one short keyset query of a page: LEAD_VIEW_COLUMNS of up to `limit` leads after `after`, in list order. rows()
+   * runs it; the export (lead-export.reader.ts) runs it for its larger pages, as arrays.
+   */
+  keysetQuery(filter: LeadFilter, limit: number, after?: LeadPosition): { sql: string; params: unknown[] } {
     const params: unknown[] = [];
     const param = (value: unknown) => this.dataSource.driver.createParameter(`p${params.push(value)}`, params.length - 1);
     const where: string[] = [];
@@ -106,13 +146,13 @@ export class LeadReader {
     // from `until` and walk every row down to the cursor.
     if (filter.until !== undefined && !after) where.push(`received_at < ${param(this.stored(filter.until))}`);
     if (after) where.push(`(received_at, id) < (${param(this.stored(new Date(after.receivedAt)))}, ${param(after.id)})`);
-    const rows = (await this.dataSource.query(
-      `SELECT ${COLUMNS} FROM leads${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY received_at DESC, id DESC LIMIT ${limit + 1}`,
-      params,
-    )) as Row[];
-    const data = rows.slice(0, limit).map((row) => this.view(row));
-    const cursors = data.map((lead) => sealCursor(key, binding, Date.parse(lead.received_at), lead.id));
-    return { data, cursors, nextCursor: rows.length > limit ? cursors[cursors.length - 1] : null };
+    const sql = `SELECT ${COLUMNS} FROM leads${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY received_at DESC, id DESC LIMIT ${limit}`;
+    return { sql, params };
+  }
+
+  /** received_at as the database gave it, as a LeadView shows it: ISO 8601 in UTC with milliseconds. */
+  receivedAtOf(stored: unknown): string {
+    return (this.dataSource.driver.prepareHydratedValue(stored, this.receivedAt) as Date).toISOString();
   }
 
   /** The lead with this id (a UUID, in any letter case), or null. */
@@ -134,7 +174,7 @@ export class LeadReader {
   private view(row: Row): LeadView {
     return {
       id: row.id,
-      received_at: (this.dataSource.driver.prepareHydratedValue(row.received_at, this.receivedAt) as Date).toISOString(),
+      received_at: this.receivedAtOf(row.received_at),
       nome: row.nome,
       email: row.email,
       telefone: row.telefone,
@@ -199,7 +239,7 @@ export function sealCursor(key: Buffer, binding: string, receivedAtMs: number, i
 }
 
 /** The position a cursor holds, if this key sealed it for this binding; else InvalidCursor. */
-export function openCursor(key: Buffer, binding: string, cursor: string): { receivedAt: number; id: string } {
+export function openCursor(key: Buffer, binding: string, cursor: string): LeadPosition {
   if (cursor.length > MAX_CURSOR_LENGTH || !CURSOR_TEXT.test(cursor)) throw new InvalidCursor();
   const bytes = Buffer.from(cursor, 'base64url');
   if (bytes.length <= 1 + MAC_BYTES || bytes[0] !== CURSOR_VERSION) throw new InvalidCursor();

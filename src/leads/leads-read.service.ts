@@ -6,7 +6,7 @@ import { APP_CONFIG } from '../config/config.module.js';
 import { AppError, invalidQuery } from '../problem/app-error.js';
 import { requestIdOf } from '../request/request-id.js';
 import { auditRead } from './lead-audit.js';
-import { LeadListQuery } from './lead-list-query.dto.js';
+import { leadFilterOf, LeadListQuery } from './lead-list-query.dto.js';
 import { InvalidCursor, LeadFilter, LeadPage, LeadReader, LeadView } from './lead-reader.service.js';
 
 export const DEFAULT_PAGE_SIZE = 50;
@@ -32,10 +32,7 @@ export class LeadsReadService {
   }
 
   async list(query: LeadListQuery, req: Request, res: Response): Promise<LeadList> {
-    const filter: LeadFilter = { since: query.since, until: query.until, origem: query.origem, email: query.email };
-    if (filter.since && filter.until && filter.since > filter.until) {
-      throw invalidQuery([{ parameter: 'until', code: 'out_of_range', detail: 'until must not be before since (since is inclusive, until exclusive).' }]);
-    }
+    const filter = leadFilterOf(query);
     const limit = query.limit ?? DEFAULT_PAGE_SIZE;
     const page = await this.page(filter, limit, query.cursor);
     res.setHeader('Cache-Control', 'no-store');

@@ -6,6 +6,9 @@ import { Lead } from './lead.entity.js';
 import { LeadReader } from './lead-reader.service.js';
 import { LeadValidationService } from './lead-validation.service.js';
 import { LeadWriter } from './lead-writer.service.js';
+import { LeadExportController } from './lead-export.controller.js';
+import { LeadExportReader } from './lead-export.reader.js';
+import { LeadExportService } from './lead-export.service.js';
 import { LeadsController } from './leads.controller.js';
 import { LeadsReadController } from './leads-read.controller.js';
 import { LeadsReadService } from './leads-read.service.js';
@@ -14,8 +17,8 @@ import { LeadsService } from './leads.service.js';
 @Module({
   imports: [TypeOrmModule.forFeature([Lead, IdempotencyKey])],
   // LeadsReadController last: its GET leads/:id must not take a literal route such as leads/export (see there).
-  controllers: [LeadsController, LeadsReadController],
-  providers: [LeadsService, LeadValidationService, LeadWriter, LeadReader, LeadsReadService, IdempotencyService],
+  controllers: [LeadsController, LeadExportController, LeadsReadController],
+  providers: [LeadsService, LeadValidationService, LeadWriter, LeadReader, LeadsReadService, LeadExportReader, LeadExportService, IdempotencyService],
   // LeadWriter: other modules add their rows to the transaction that stores a lead (LeadWriter.alsoWrite). LeadReader:
   // the one read path of every surface (REST, GraphQL, MCP, export).
   exports: [LeadsService, LeadValidationService, LeadWriter, LeadReader],

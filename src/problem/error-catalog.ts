@@ -176,6 +176,13 @@ export const ERROR_CATALOG = {
     hint: 'Retry later; if it persists, report the request_id.',
     description: 'An unexpected error occurred. The request_id identifies it in the service logs.',
   },
+  export_busy: {
+    status: 503,
+    title: 'Export busy',
+    hint: 'Retry after the number of seconds in Retry-After, when a running export has finished.',
+    description:
+      'As many lead exports as the service runs at once (EXPORT_MAX_CONCURRENT per instance) are streaming; this one was not started. Nothing was read.',
+  },
   service_unavailable: {
     status: 503,
     title: 'Service unavailable',

@@ -110,7 +110,11 @@ export function expectContract(res: Response): Response {
     if (!response.content[mediaType]) {
       throw new Error(`${method.toUpperCase()} ${path} ${res.status}: media type ${mediaType} not documented (${Object.keys(response.content)})`);
     }
-    if (!response.content[mediaType].schema || !/json/.test(mediaType)) return res;
+    const content = response.content[mediaType];
+    // A sequence of JSON texts (JSON Lines): each line against the media type's x-item-schema.
+    if (content['x-item-schema'])
+      return expectLines(res, contractSchema(`${responsePointer}/content/${escape(mediaType)}/x-item-schema`), `${method.toUpperCase()} ${path}`);
+    if (!content.schema || !/json/.test(mediaType)) return res;
     pointer = `${responsePointer}/content/${escape(mediaType)}/schema`;
   }
   if (method === 'head') return res;
@@ -118,6 +122,18 @@ export function expectContract(res: Response): Response {
   const body = res.body && Object.keys(res.body).length ? res.body : JSON.parse(res.text);
   if (!validate(body)) {
     throw new Error(`${method.toUpperCase()} ${path} ${res.status} does not match the contract: ${ajv.errorsText(validate.errors)}\n${res.text.slice(0, 500)}`);
+  }
+  return res;
+}
+
+/** Each line of a JSON Lines body (LF-terminated, the last one too) validates against the item schema. */
+function expectLines(res: Response, validate: ReturnType<typeof contractSchema>, where: string): Response {
+  const body: unknown = res.body;
+  const text = typeof res.text === 'string' ? res.text : typeof body === 'string' ? body : Buffer.isBuffer(body) ? body.toString('utf8') : '';
+  if (text !== '' && !text.endsWith('\n')) throw new Error(`${where} ${res.status}: the last JSON line does not end with a line feed`);
+  for (const [index, line] of text.split('\n').slice(0, -1).entries()) {
+    if (!validate(JSON.parse(line)))
+      throw new Error(`${where} ${res.status} line ${index + 1} does not match the contract: ${ajv.errorsText(validate.errors)}\n${line.slice(0, 500)}`);
   }
   return res;
 }

@@ -1,0 +1,17 @@
+/**
+ * Characters that make a spreadsheet read a cell as a formula (CWE-1236, OWASP "CSV injection"): = + - @, tab and
+ * carriage return, and their fullwidth forms (＝ ＋ － ＠), which some spreadsheet apps fold to ASCII on import
+ * (docs/decisions/0024-streamed-export.md).
+ */
+const FORMULA_TRIGGERS = new Set(['=', '+', '-', '@', '\t', '\r', '\uff1d', '\uff0b', '\uff0d', '\uff20']);
+
+/** An optional ASCII sign, ASCII digits and an optional decimal part: what a spreadsheet reads as a number, not a formula. */
+const PLAIN_NUMBER = /^[+-]?\d+(?:\.\d+)?$/;
+
+/**
+ * A cell as an export writes it: with a leading `'` when a spreadsheet would run it as a formula, so that `=cmd|…`
+ * shows as text. Plain numbers stay as they are, so `telefone_e164` keeps its `+55…`.
+ */
+export function neutraliseFormula(cell: string): string {
+  return cell.length > 0 && FORMULA_TRIGGERS.has(cell[0]) && !PLAIN_NUMBER.test(cell) ? `'${cell}` : cell;
+}
