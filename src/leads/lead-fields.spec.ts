@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { runInNewContext } from 'node:vm';
 import { LEAD_FIELD_NAMES } from './lead-rules.js';
 
@@ -57,26 +60,42 @@ describe('the lead field list of lead-rules.ts', () => {
     expect(posted).toEqual(Object.fromEntries(LEAD_FIELD_NAMES.map((name) => [name, VALUES[name]])));
   });
 
-  it('feeds the form script and the CLI: another list changes what both accept', () => {
-    jest.isolateModules(() => {
-      jest.doMock('./lead-rules.js', () => ({
-        ...jest.requireActual('./lead-rules.js'),
-        LEAD_FIELD_NAMES: ['nome', 'email', 'cargo'],
-        REQUIRED_LEAD_FIELDS: ['email'],
-      }));
-      const { LEADS_FORM_JS } = jest.requireActual('../forms/forms.script.js');
-      expect(postedBy(LEADS_FORM_JS, VALUES)).toEqual({ nome: 'Ana', email: 'ana@example.com', cargo: 'CEO' });
+  it('feeds the form script and the CLI: another list changes what both accept', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lead-fields-'));
+    const csv = (name: string, text: string) => {
+      writeFileSync(join(dir, name), text);
+      return join(dir, name);
+    };
+    try {
+      await jest.isolateModulesAsync(async () => {
+        jest.doMock('./lead-rules.js', () => ({
+          ...jest.requireActual('./lead-rules.js'),
+          LEAD_FIELD_NAMES: ['nome', 'email', 'cargo'],
+          REQUIRED_LEAD_FIELDS: ['email'],
+        }));
+        const { LEADS_FORM_JS } = jest.requireActual('../forms/forms.script.js');
+        expect(postedBy(LEADS_FORM_JS, VALUES)).toEqual({ nome: 'Ana', email: 'ana@example.com', cargo: 'CEO' });
 
-      const { readRows } = jest.requireActual('../../cli/import.js');
-      expect(readRows('leads.csv', 'email,cargo\nana@example.com,CEO\n')).toEqual([{ row: 1, fields: { email: 'ana@example.com', cargo: 'CEO' } }]);
-      expect(() => readRows('leads.csv', 'email,telefone\nana@example.com,11987654321\n')).toThrow(
-        'CSV: unknown column(s) telefone; the header may only name nome, email, cargo',
-      );
-      expect(() => readRows('leads.csv', 'nome,cargo\nAna,CEO\n')).toThrow('CSV: the header must include email');
+        const { openRows } = jest.requireActual('../../cli/import.js');
+        const rowsOf = async (file: string) => {
+          const rows = [];
+          for await (const row of openRows(file).rows) rows.push(row);
+          return rows;
+        };
+        expect(await rowsOf(csv('a.csv', 'email,cargo\nana@example.com,CEO\n'))).toEqual([
+          { row: 1, line: 2, fields: { email: 'ana@example.com', cargo: 'CEO' } },
+        ]);
+        await expect(rowsOf(csv('b.csv', 'email,telefone\nana@example.com,11987654321\n'))).rejects.toThrow(
+          'CSV: unknown column(s) telefone; the header may only name nome, email, cargo',
+        );
+        await expect(rowsOf(csv('c.csv', 'nome,cargo\nAna,CEO\n'))).rejects.toThrow('CSV: the header must include email');
 
-      const { parseArgs } = jest.requireActual('../../cli/args.js');
-      expect(parseArgs(['submit', '--cargo', 'CEO']).options).toEqual({ cargo: 'CEO' });
-      expect(() => parseArgs(['submit', '--telefone', '11987654321'])).toThrow('unknown option --telefone');
-    });
+        const { parseArgs } = jest.requireActual('../../cli/args.js');
+        expect(parseArgs(['submit', '--cargo', 'CEO']).options).toEqual({ cargo: 'CEO' });
+        expect(() => parseArgs(['submit', '--telefone', '11987654321'])).toThrow('unknown option --telefone');
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
