@@ -134,9 +134,11 @@ CLIENT_SECRET=$(jq -r .client_secret client.json)
 \`\`\`
 
 The last line of the output is \`{"client_id", "client_secret", "scope"}\`. The secret is shown this once and stored
-only as a hash: keep it in a secret store. \`npm run clients:list\` lists clients, \`npm run clients:rotate -- <client_id>\`
-issues a new secret (the old one keeps working for a grace period, so running systems can switch), and
-\`npm run clients:revoke -- <client_id>\` stops the client and every token it holds, on every instance at once.
+only as a hash: keep it in a secret store. \`npm run clients:list\` prints one JSON line per client (never a secret).
+\`npm run clients:rotate -- <client_id>\` prints a new secret the same way; the old one keeps working for
+\`CLIENT_SECRET_GRACE\` (24 hours by default) so that running systems can switch, and \`CLIENT_SECRET_GRACE=0\` ends it
+at once after a leak. \`npm run clients:revoke -- <client_id>\` stops the client and every token it holds, on every
+instance at once.
 
 ## 2. Get an access token
 
@@ -172,8 +174,9 @@ curl -s -OJ "{base_url}/api/v1/leads/export?format=csv&delimiter=%3B" -H "Author
 
 CSV (RFC 4180, UTF-8, a header row) or \`format=jsonl\` (JSON Lines), with the list's filters, streamed however many
 leads there are; the file name carries the date. \`delimiter=;\` is the profile for spreadsheets in Brazilian locales
-(semicolons and a UTF-8 byte order mark). Cells that a spreadsheet would read as a formula are prefixed with \`'\`;
-plain numbers such as \`+5511987654321\` are left alone.
+(semicolons and a UTF-8 byte order mark); it goes with CSV only. Cells that a spreadsheet would read as a formula are
+prefixed with \`'\`; plain numbers such as \`+5511987654321\` are left alone. A few exports run at once on each
+instance; one more is \`503 export_busy\` with \`Retry-After\`.
 
 ## 5. The CLI
 
@@ -186,7 +189,9 @@ LEADS_CLIENT_SECRET="$CLIENT_SECRET" ./leads login --client-id "$CLIENT_ID"
 \`\`\`
 
 \`leads login\` reads the secret from \`LEADS_CLIENT_SECRET\` or standard input, never from a flag, and keeps it in its
-credentials file only with \`--save-secret\`. \`leads import\` reads CSV with \`,\` or \`;\` (a UTF-8 byte order mark and
+credentials file only with \`--save-secret\` (then it renews the 15-minute token by itself; otherwise log in again, or
+keep \`LEADS_CLIENT_SECRET\` set). \`LEADS_CLIENT_ID\` with \`LEADS_CLIENT_SECRET\` work without a login, for scripts.
+\`leads import\` reads CSV with \`,\` or \`;\` (a UTF-8 byte order mark and
 quoted line breaks are fine) and, while logged in, sends as the client (it needs \`leads:write\`).
 
 ## Swagger UI
