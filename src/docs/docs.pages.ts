@@ -189,7 +189,7 @@ LEADS_CLIENT_SECRET="$CLIENT_SECRET" ./leads login --client-id "$CLIENT_ID"
 \`\`\`
 
 \`leads login\` reads the secret from \`LEADS_CLIENT_SECRET\` or standard input, never from a flag, and keeps it in its
-credentials file only with \`--save-secret\` (then it renews the ${lifetime(TOKEN_LIFETIMES.access_token)} token by itself; otherwise log in again, or
+credentials file only with \`--save-secret\` (then it renews the token, valid ${lifetime(TOKEN_LIFETIMES.access_token)}, by itself; otherwise log in again, or
 keep \`LEADS_CLIENT_SECRET\` set). \`LEADS_CLIENT_ID\` with \`LEADS_CLIENT_SECRET\` work without a login, for scripts.
 \`leads import\` reads CSV with \`,\` or \`;\` (a UTF-8 byte order mark and
 quoted line breaks are fine) and, while logged in, sends as the client (it needs \`leads:write\`).
