@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import type { Response } from 'supertest';
 import { uuidv7 } from '../src/database/uuid-v7.js';
 import { Lead } from '../src/leads/lead.entity.js';
+import { storedLead } from './support/stored-leads.js';
 import { expectContract } from './support/contract.js';
 import { operatorToken } from './support/operator-token.js';
 import { startTestApp, TestApp } from './support/test-app.js';
@@ -53,21 +54,7 @@ describe('GraphQL for operators: leads and lead', () => {
     // Rows stored directly: runs with equal received_at (only the id orders them), a millisecond apart, and one on each
     // side of the window.
     const instants = ['2020-01-01T10:00:00.000Z', '2020-01-01T10:00:00.001Z', '2020-01-01T12:00:00.000Z'];
-    const rows: Lead[] = Array.from({ length: 12 }, (_, i) => ({
-      id: uuidv7(),
-      nome: `Lead ${i}`,
-      email: `lead${i}@example.com`,
-      emailFolded: `lead${i}@example.com`,
-      telefone: null,
-      telefoneE164: null,
-      empresa: null,
-      mensagem: null,
-      origem: i % 3 === 0 ? 'feira' : null,
-      registrationId: null,
-      clientId: null,
-      channel: 'api',
-      receivedAt: new Date(instants[i % 3]),
-    }));
+    const rows: Lead[] = Array.from({ length: 12 }, (_, i) => storedLead(i, { origem: i % 3 === 0 ? 'feira' : null, receivedAt: new Date(instants[i % 3]) }));
     rows.push({ ...rows[1], id: uuidv7(), receivedAt: new Date('2019-12-31T23:59:59.999Z') }, { ...rows[1], id: uuidv7(), receivedAt: new Date(WINDOW.until) });
     await t.dataSource.getRepository(Lead).insert(rows);
   });

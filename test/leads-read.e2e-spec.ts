@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import type { Response } from 'supertest';
 import { uuidv7 } from '../src/database/uuid-v7.js';
 import { Lead } from '../src/leads/lead.entity.js';
+import { storedLead } from './support/stored-leads.js';
 import type { LeadView } from '../src/leads/lead-reader.service.js';
 import { foldEmail } from '../src/leads/lead-rules.js';
 import { expectContract } from './support/contract.js';
@@ -125,21 +126,7 @@ describe('reading leads: GET /api/v1/leads and /api/v1/leads/{id}', () => {
 
     // Rows stored directly, in runs with equal received_at (only the id orders them), and a millisecond apart.
     const instants = ['2020-01-01T10:00:00.000Z', '2020-01-01T10:00:00.001Z', '2020-01-01T12:00:00.000Z', '2020-01-01T23:59:59.999Z'];
-    const rows: Lead[] = Array.from({ length: 60 }, (_, i) => ({
-      id: uuidv7(),
-      nome: `Lead ${i}`,
-      email: `lead${i}@example.com`,
-      emailFolded: `lead${i}@example.com`,
-      telefone: null,
-      telefoneE164: null,
-      empresa: null,
-      mensagem: null,
-      origem: i % 3 === 0 ? 'feira' : null,
-      registrationId: null,
-      clientId: null,
-      channel: 'api',
-      receivedAt: new Date(instants[i % 4]),
-    }));
+    const rows: Lead[] = Array.from({ length: 60 }, (_, i) => storedLead(i, { origem: i % 3 === 0 ? 'feira' : null, receivedAt: new Date(instants[i % 4]) }));
     // Outside the window on both sides.
     rows.push({ ...rows[0], id: uuidv7(), receivedAt: new Date('2019-12-31T23:59:59.999Z') }, { ...rows[0], id: uuidv7(), receivedAt: new Date(WINDOW.until) });
     await t.dataSource.getRepository(Lead).insert(rows);

@@ -3,6 +3,7 @@ import { Client, StreamableHTTPClientTransport, type CallToolResult } from '@mod
 import type { Response } from 'supertest';
 import { uuidv7 } from '../src/database/uuid-v7.js';
 import { Lead } from '../src/leads/lead.entity.js';
+import { storedLead } from './support/stored-leads.js';
 import { LeadReader } from '../src/leads/lead-reader.service.js';
 import { CONTRACT, contractSchema, expectContract } from './support/contract.js';
 import { operatorToken } from './support/operator-token.js';
@@ -70,21 +71,9 @@ describe('MCP for operators: list_leads and get_lead', () => {
     ]) {
       expect((await t.http.post('/api/v1/lead').send(body).then(expectContract)).status).toBe(201);
     }
-    const rows: Lead[] = Array.from({ length: 9 }, (_, i) => ({
-      id: uuidv7(),
-      nome: `Lead ${i}`,
-      email: `lead${i}@example.com`,
-      emailFolded: `lead${i}@example.com`,
-      telefone: null,
-      telefoneE164: null,
-      empresa: null,
-      mensagem: null,
-      origem: i % 2 === 0 ? 'feira' : null,
-      registrationId: null,
-      clientId: null,
-      channel: 'api',
-      receivedAt: new Date(i < 5 ? '2020-01-01T10:00:00.000Z' : '2020-01-01T12:00:00.000Z'),
-    }));
+    const rows: Lead[] = Array.from({ length: 9 }, (_, i) =>
+      storedLead(i, { origem: i % 2 === 0 ? 'feira' : null, receivedAt: new Date(i < 5 ? '2020-01-01T10:00:00.000Z' : '2020-01-01T12:00:00.000Z') }),
+    );
     await t.dataSource.getRepository(Lead).insert(rows);
   });
   afterAll(async () => {
@@ -342,21 +331,7 @@ describe('list_leads answers are bounded by MAX_ANSWER_BYTES', () => {
     t = await startTestApp({ MAX_ANSWER_BYTES: '65536' });
     reader = await operatorToken(t, 'leads:read');
     // 24 leads of about 4 KB each: one page of them, in the answer twice, is over 64 KiB.
-    const rows: Lead[] = Array.from({ length: 24 }, (_, i) => ({
-      id: uuidv7(),
-      nome: `Lead ${i}`,
-      email: `lead${i}@example.com`,
-      emailFolded: `lead${i}@example.com`,
-      telefone: null,
-      telefoneE164: null,
-      empresa: null,
-      mensagem: 'x'.repeat(4000),
-      origem: null,
-      registrationId: null,
-      clientId: null,
-      channel: 'api',
-      receivedAt: new Date(Date.UTC(2020, 0, 1, 0, i)),
-    }));
+    const rows: Lead[] = Array.from({ length: 24 }, (_, i) => storedLead(i, { mensagem: 'x'.repeat(4000), receivedAt: new Date(Date.UTC(2020, 0, 1, 0, i)) }));
     await t.dataSource.getRepository(Lead).insert(rows);
   });
   afterAll(() => t.close());

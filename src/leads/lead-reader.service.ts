@@ -80,20 +80,8 @@ export const LEAD_VIEW_COLUMNS = [
 const COLUMNS = LEAD_VIEW_COLUMNS.join(', ');
 const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-interface Row {
-  id: string;
-  received_at: unknown;
-  nome: string;
-  email: string;
-  telefone: string | null;
-  telefone_e164: string | null;
-  empresa: string | null;
-  mensagem: string | null;
-  origem: string | null;
-  channel: LeadChannel;
-  registration_id: string | null;
-  client_id: string | null;
-}
+/** A row as the driver returns it: received_at in the driver's own form. */
+type Row = Omit<LeadView, 'received_at'> & { received_at: unknown };
 
 /**
  * The one read path for stored leads: newest first, by (received_at, id) descending, in keyset pages. A page's SQL
