@@ -4,31 +4,23 @@
 //                         [--connections 10]
 // 1. seeds --rows leads straight into a fresh SQLite file (the service's own migrations make the schema first; then
 //    prepared INSERTs in transactions of 50,000 rows), 2. starts dist/server.mjs on it (pinned to CPU 0 when taskset is
-//    there; the clients are not pinned), 3. exports once alone: rows/s, bytes/s, time to first byte, the
+//    there; the clients are not pinned) with an operator client from clients:create (leads:export), 3. exports once alone: rows/s, bytes/s, time to first byte, the
 //    server's peak RSS (VmHWM), 4. loads POST /api/v1/lead with autocannon at a fixed --rate for --duration seconds,
 //    without and then with exports running back to back, --rounds times, and reports the median intake p99 of each
 //    and their ratio.
 // The export client is a child process (bench/export-client.mjs) so that reading the file does not delay autocannon's
 // own clock. Targets (issue 20): ≥ 100,000 rows/s on SQLite, peak RSS ≤ 200 MB, intake p99 during export ≤ 2× without.
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { performance } from 'node:perf_hooks';
+import { join } from 'node:path';
 import { clearTimeout, setTimeout } from 'node:timers';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
-import Database from 'better-sqlite3';
 import autocannon from 'autocannon';
-import { importJWK, SignJWT } from 'jose';
-import { freePort } from '../scripts/free-port.mjs';
+import { hasTaskset, median, memory, operatorToken, ROOT, seedSqlite, startService } from './support.mjs';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const SERVICE = join(ROOT, 'dist/server.mjs');
 const CLIENT = join(ROOT, 'bench/export-client.mjs');
-const SEED_BATCH = 50_000;
 const EXPORT_TIMEOUT_MS = 300_000;
 
 function parseArgs(argv) {
@@ -51,128 +43,6 @@ function parseArgs(argv) {
     else throw new Error(`Unknown option ${argv[i]}; see the head of bench/export.mjs`);
   }
   return options;
-}
-
-const hasTaskset = spawnSync('taskset', ['-V']).status === 0 && cpus().length > 1;
-const pinned = (cpu, args) => (hasTaskset ? ['taskset', ['-c', String(cpu), ...args]] : [args[0], args.slice(1)]);
-
-async function startService(dataDir, extraEnv = {}) {
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const env = {
-    PATH: process.env.PATH,
-    NODE_ENV: 'production',
-    PORT: String(port),
-    DATA_DIR: dataDir,
-    PUBLIC_BASE_URL: base,
-    LOG_LEVEL: 'warn',
-    RATE_LIMIT_ANONYMOUS: '100000000/1s',
-    RATE_LIMIT_AGENT: '1000000000/1s',
-    ...extraEnv,
-  };
-  // e.g. SERVICE_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' to profile the service.
-  const nodeArgs = process.env.SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-  const [command, args] = pinned(0, [process.execPath, ...nodeArgs, SERVICE]);
-  const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr.on('data', (chunk) => (stderr = (stderr + chunk).slice(-4000)));
-  const started = performance.now();
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`the service exited:\n${stderr}`);
-    if (performance.now() - started > 60_000) throw new Error(`the service was not healthy after 60 s:\n${stderr}`);
-    try {
-      const res = await fetch(`${base}/api/v1/health`);
-      await res.arrayBuffer();
-      if (res.status === 200) break;
-    } catch {
-      // not listening yet
-    }
-    await sleep(50);
-  }
-  return {
-    base,
-    pid: child.pid,
-    stop: async () => {
-      if (child.exitCode === null) {
-        child.kill('SIGTERM');
-        await once(child, 'exit');
-      }
-    },
-  };
-}
-
-/** VmHWM and VmRSS of a process, in MB. */
-function memory(pid) {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = (name) => Number(new RegExp(`^${name}:\\s+(\\d+)\\s+kB`, 'm').exec(status)?.[1]) / 1024;
-  return { peakMb: kb('VmHWM'), rssMb: kb('VmRSS') };
-}
-
-/** Leads as the service would store them, varied enough that quoting, neutralisation and filters all have work. */
-function seed(file, rows) {
-  const db = new Database(file);
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = OFF');
-  const columns = db
-    .prepare('PRAGMA table_info(leads)')
-    .all()
-    .map((column) => column.name);
-  const insert = db.prepare(`INSERT INTO leads (${columns.join(', ')}) VALUES (${columns.map((c) => `@${c}`).join(', ')})`);
-  const origins = ['site', 'google-ads', 'linkedin', 'bench', null];
-  const start = Date.UTC(2025, 0, 1);
-  const write = db.transaction((from, to) => {
-    for (let i = from; i < to; i++) {
-      const email = `Lead${i}@example${i % 97}.com.br`;
-      const received = new Date(start + i * 20);
-      const values = {
-        id: uuidV7Like(received.getTime(), i),
-        nome: i % 50 === 0 ? `=HYPERLINK("http://x/${i}")` : `Maria Fernanda Souza ${i}`,
-        email,
-        email_folded: email.toLowerCase(),
-        telefone: i % 3 ? '+55 (11) 98765-4321' : null,
-        telefone_e164: i % 3 ? '+5511987654321' : null,
-        empresa: i % 4 ? `Souza, Filhos & Cia ${i % 1000}` : null,
-        mensagem: i % 2 ? `Olá!\nPodem me ligar? Pedido nº ${i}; "urgente"` : 'Quero uma proposta para 30 posições de trabalho.',
-        origem: origins[i % origins.length],
-        registration_id: null,
-        client_id: null,
-        channel: ['api', 'form', 'mcp', 'cli'][i % 4],
-        // TypeORM's SQLite datetime format, as the service writes it.
-        received_at: received.toISOString().replace('T', ' ').replace('Z', ''),
-      };
-      insert.run(Object.fromEntries(columns.map((column) => [column, column in values ? values[column] : null])));
-    }
-  });
-  const began = performance.now();
-  for (let from = 0; from < rows; from += SEED_BATCH) write(from, Math.min(rows, from + SEED_BATCH));
-  db.pragma('wal_checkpoint(TRUNCATE)');
-  db.close();
-  return (performance.now() - began) / 1000;
-}
-
-function uuidV7Like(ms, n) {
-  const hex =
-    ms.toString(16).padStart(12, '0') + (0x7000 + (n & 0xfff)).toString(16) + (0x8000 + ((n >> 12) & 0x3fff)).toString(16) + n.toString(16).padStart(12, '0');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
-}
-
-/** An operator token with leads:export, signed with the service's own current access-token key (read from its database). */
-async function operatorToken(base, file) {
-  await (await fetch(`${base}/.well-known/jwks.json`)).arrayBuffer(); // the keys exist once JWKS answers
-  const db = new Database(file, { readonly: true });
-  const row = db.prepare("SELECT kid, alg, private_jwk FROM signing_keys WHERE purpose = 'access_token' AND retired_at IS NULL ORDER BY created_at DESC").get();
-  db.close();
-  const key = await importJWK(JSON.parse(row.private_jwk), row.alg);
-  const clientId = `bench_${randomUUID()}`;
-  return new SignJWT({ client_id: clientId, scope: 'leads:export', kind: 'operator' })
-    .setProtectedHeader({ alg: row.alg, typ: 'at+jwt', kid: row.kid })
-    .setIssuer(base)
-    .setAudience(base)
-    .setSubject(clientId)
-    .setJti(randomUUID())
-    .setIssuedAt()
-    .setExpirationTime('14m')
-    .sign(key);
 }
 
 /**
@@ -207,12 +77,6 @@ function intake(base, opts) {
   );
 }
 
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-}
-
 async function main() {
   const opts = parseArgs(process.argv.slice(2));
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-export-'));
@@ -221,11 +85,11 @@ async function main() {
   try {
     // The service makes the schema (its migrations), then stops; the rows go in directly.
     await (await startService(dataDir)).stop();
-    const seedSeconds = seed(file, opts.rows);
+    const seedSeconds = seedSqlite(file, opts.rows);
     console.log(`seeded ${opts.rows} leads in ${seedSeconds.toFixed(1)} s (${Math.round(opts.rows / seedSeconds)} rows/s)`);
 
     service = await startService(dataDir, opts.pageSize ? { EXPORT_PAGE_SIZE: String(opts.pageSize) } : {});
-    const token = await operatorToken(service.base, file);
+    const token = await operatorToken(service, 'bench export', 'leads:export');
     const url = `${service.base}/api/v1/leads/export?format=${opts.format}`;
     const idle = memory(service.pid);
     await exportOnce(`${url}&until=2025-01-01T00:00:10Z`, token); // warm-up: a small export

@@ -6,24 +6,19 @@
 // autocannon (N connections, one row per request with the same Idempotency-Key the CLI derives, the operator token).
 // Prints rows/s, the CLI's peak RSS and RSS through the run (flat memory), and the ratio CLI/autocannon. --cli-heap runs
 // the CLI with --max-old-space-size=MB: what it keeps alive fits in that, whatever the file's size.
-import { spawn, spawnSync, execFileSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
-import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { clearInterval, setInterval } from 'node:timers';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import Database from 'better-sqlite3';
-import { freePort } from '../scripts/free-port.mjs';
+import { clientCredentialsToken, createOperatorClient, hasTaskset, memory, percentile, ROOT, startService } from './support.mjs';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const SERVICE = join(ROOT, 'dist/server.mjs');
 const CLI = join(ROOT, 'dist/cli/leads.cjs');
-const CLIENTS = join(ROOT, 'dist/src/oauth/operator-clients.command.js');
 
 function parseArgs(argv) {
   const options = { rows: 100_000, concurrency: 8, rounds: 1, 'cli-heap': 0 };
@@ -38,7 +33,6 @@ function parseArgs(argv) {
   return options;
 }
 
-const hasTaskset = spawnSync('taskset', ['-V']).status === 0 && cpus().length > 1;
 const onClientCores = (command, args) => (hasTaskset ? ['taskset', ['-c', `1-${cpus().length - 1}`, command, ...args]] : [command, args]);
 
 /** The rows: unique leads, a quoted line break in each mensagem, as a spreadsheet would save them (`;`). */
@@ -77,38 +71,11 @@ const idempotencyKey = (fields) =>
     )
     .digest('hex')}`;
 
-async function startService() {
-  const port = await freePort();
+/** A fresh service on a fresh data directory, with an operator client that may write leads. */
+async function startFresh() {
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-import-'));
-  const base = `http://127.0.0.1:${port}`;
-  const env = {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
-    NODE_ENV: 'production',
-    PORT: String(port),
-    DATA_DIR: dataDir,
-    PUBLIC_BASE_URL: base,
-    LOG_LEVEL: 'warn',
-    RATE_LIMIT_OPERATOR: '1000000000/1s',
-    RATE_LIMIT_TOKEN: '100000000/1s',
-  };
-  const [command, args] = hasTaskset ? ['taskset', ['-c', '0', process.execPath, SERVICE]] : [process.execPath, [SERVICE]];
-  const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'inherit'] });
-  for (let waited = 0; ; waited += 50) {
-    if (child.exitCode !== null) throw new Error('the service exited before it was healthy');
-    if (waited > 30_000) throw new Error('the service was not healthy within 30 s');
-    try {
-      if ((await fetch(`${base}/api/v1/health`)).status === 200) break;
-    } catch {
-      // not listening yet
-    }
-    await sleep(50);
-  }
-  const created = execFileSync(process.execPath, [CLIENTS, 'create', '--name', 'bench import', '--scope', 'leads:write'], {
-    env,
-    stdio: ['ignore', 'pipe', 'ignore'],
-  });
-  const client = JSON.parse(created.toString().trim().split('\n').pop());
+  const service = await startService(dataDir);
+  const client = createOperatorClient(service, 'bench import', 'leads:write');
   const stored = () => {
     const db = new Database(join(dataDir, 'leads.sqlite'), { readonly: true });
     try {
@@ -118,23 +85,10 @@ async function startService() {
     }
   };
   const stop = async () => {
-    child.kill('SIGTERM');
-    await once(child, 'exit');
+    await service.stop();
     rmSync(dataDir, { recursive: true, force: true });
   };
-  return { base, client, stored, stop };
-}
-
-/** VmRSS (now) and VmHWM (peak) of a process, in MB. */
-function memory(pid) {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    const kb = (name) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1]);
-    const m = { rss: kb('VmRSS') / 1024, peak: kb('VmHWM') / 1024 };
-    return Number.isFinite(m.rss) && Number.isFinite(m.peak) ? m : undefined; // undefined once the process is exiting
-  } catch {
-    return undefined;
-  }
+  return { base: service.base, client, stored, stop, token: () => clientCredentialsToken(service, client) };
 }
 
 async function runCli(service, file, opts, work) {
@@ -156,8 +110,8 @@ async function runCli(service, file, opts, work) {
   const sampler = setInterval(() => {
     const m = memory(child.pid);
     if (!m) return;
-    samples.push(m.rss);
-    peak = Math.max(peak, m.peak);
+    samples.push(m.rssMb);
+    peak = Math.max(peak, m.peakMb);
   }, 100);
   const [code] = await once(child, 'exit');
   clearInterval(sampler);
@@ -168,14 +122,7 @@ async function runCli(service, file, opts, work) {
 }
 
 async function runAutocannon(service, opts) {
-  const token = await fetch(`${service.base}/oauth2/token`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/x-www-form-urlencoded',
-      authorization: `Basic ${Buffer.from(`${service.client.client_id}:${service.client.client_secret}`).toString('base64')}`,
-    },
-    body: 'grant_type=client_credentials',
-  }).then((res) => res.json());
+  const token = await service.token();
   let next = 0;
   const started = performance.now();
   const result = await new Promise((done, fail) =>
@@ -192,7 +139,7 @@ async function runAutocannon(service, opts) {
               const fields = lead(next++);
               return {
                 ...req,
-                headers: { 'content-type': 'application/json', authorization: `Bearer ${token.access_token}`, 'idempotency-key': idempotencyKey(fields) },
+                headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, 'idempotency-key': idempotencyKey(fields) },
                 body: JSON.stringify(fields),
               };
             },
@@ -205,11 +152,6 @@ async function runAutocannon(service, opts) {
   return { seconds: (performance.now() - started) / 1000, non2xx: result.non2xx, errors: result.errors + result.timeouts, p99: result.latency.p99 };
 }
 
-const pct = (values, p) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-};
-
 async function main() {
   const opts = parseArgs(process.argv.slice(2));
   if (hasTaskset) spawnSync('taskset', ['-a', '-p', '-c', `1-${cpus().length - 1}`, String(process.pid)]);
@@ -219,7 +161,7 @@ async function main() {
   const lines = [];
   try {
     for (let round = 1; round <= opts.rounds; round++) {
-      let service = await startService();
+      let service = await startFresh();
       let cli;
       try {
         cli = await runCli(service, file, opts, work);
@@ -228,7 +170,7 @@ async function main() {
       } finally {
         await service.stop();
       }
-      service = await startService();
+      service = await startFresh();
       let load;
       try {
         load = await runAutocannon(service, opts);
@@ -244,7 +186,7 @@ async function main() {
         autocannonRowsPerSecond: opts.rows / load.seconds,
         ratio: load.seconds / cli.seconds,
         cliPeakRssMb: cli.peak,
-        cliRssMb: { p10: pct(steady, 10), p50: pct(steady, 50), p90: pct(steady, 90), max: Math.max(...steady) },
+        cliRssMb: { p10: percentile(steady, 10), p50: percentile(steady, 50), p90: percentile(steady, 90), max: Math.max(...steady) },
         autocannonP99Ms: load.p99,
       };
       lines.push(line);

@@ -1,0 +1,193 @@
+// What bench/export.mjs, bench/import.mjs and bench/read.mjs share: starting dist/server.mjs, reading its memory, an
+// operator client and its token, and seeding leads straight into a SQLite file.
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { freePort } from '../scripts/free-port.mjs';
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const SERVICE = join(ROOT, 'dist/server.mjs');
+const CLIENTS = join(ROOT, 'dist/src/oauth/operator-clients.command.js');
+const HEALTH_TIMEOUT_MS = 60_000;
+const SEED_BATCH = 50_000;
+
+export const hasTaskset = spawnSync('taskset', ['-V']).status === 0 && cpus().length > 1;
+/** [command, args] that run `args` on that CPU when taskset is there. */
+export const pinned = (cpu, args) => (hasTaskset ? ['taskset', ['-c', String(cpu), ...args]] : [args[0], args.slice(1)]);
+
+/**
+ * Starts dist/server.mjs on `dataDir` (pinned to CPU 0), rate limits far beyond any load here, and waits for its first
+ * healthy answer. `env` is the service's environment, for commands that must reach the same database. stop() leaves
+ * the data directory to the caller. SERVICE_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' profiles the service.
+ */
+export async function startService(dataDir, extraEnv = {}) {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const env = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    NODE_ENV: 'production',
+    PORT: String(port),
+    DATA_DIR: dataDir,
+    PUBLIC_BASE_URL: base,
+    LOG_LEVEL: 'warn',
+    RATE_LIMIT_ANONYMOUS: '100000000/1s',
+    RATE_LIMIT_AGENT: '1000000000/1s',
+    RATE_LIMIT_OPERATOR: '1000000000/1s',
+    RATE_LIMIT_TOKEN: '100000000/1s',
+    ...extraEnv,
+  };
+  const nodeArgs = process.env.SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const [command, args] = pinned(0, [process.execPath, ...nodeArgs, SERVICE]);
+  const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (chunk) => {
+    process.stderr.write(chunk);
+    stderr = (stderr + chunk).slice(-4000);
+  });
+  const started = performance.now();
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the service exited before it was healthy:\n${stderr}`);
+    if (performance.now() - started > HEALTH_TIMEOUT_MS) {
+      child.kill('SIGKILL');
+      throw new Error(`the service was not healthy after ${HEALTH_TIMEOUT_MS / 1000} s:\n${stderr}`);
+    }
+    try {
+      const res = await fetch(`${base}/api/v1/health`);
+      await res.arrayBuffer();
+      if (res.status === 200) break;
+    } catch {
+      // not listening yet
+    }
+    await sleep(50);
+  }
+  return {
+    base,
+    env,
+    // taskset execs node, so the pid is the service's own.
+    pid: child.pid,
+    stop: async () => {
+      if (child.exitCode === null) {
+        child.kill('SIGTERM');
+        await once(child, 'exit');
+      }
+    },
+  };
+}
+
+/** VmRSS (now) and VmHWM (peak) of a process, in MB; undefined once it is gone or exiting. */
+export function memory(pid) {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (name) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1]);
+    const m = { rssMb: kb('VmRSS') / 1024, peakMb: kb('VmHWM') / 1024 };
+    return Number.isFinite(m.rssMb) && Number.isFinite(m.peakMb) ? m : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A stored operator client, made by the clients:create command on the service's database: { client_id, client_secret, scope }. */
+export function createOperatorClient(service, name, scope) {
+  const created = execFileSync(process.execPath, [CLIENTS, 'create', '--name', name, '--scope', scope], {
+    cwd: ROOT,
+    env: service.env,
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  return JSON.parse(created.toString().trim().split('\n').pop());
+}
+
+/** An access token for the client from POST /oauth2/token (client_credentials); it lives 15 minutes. */
+export async function clientCredentialsToken(service, client) {
+  const res = await fetch(`${service.base}/oauth2/token`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      authorization: `Basic ${Buffer.from(`${client.client_id}:${client.client_secret}`).toString('base64')}`,
+    },
+    body: 'grant_type=client_credentials',
+  });
+  const body = await res.json();
+  if (res.status !== 200) throw new Error(`the token endpoint answered ${res.status}: ${JSON.stringify(body)}`);
+  return body.access_token;
+}
+
+/** A new operator client with `scope` and a token for it. */
+export async function operatorToken(service, name, scope) {
+  return clientCredentialsToken(service, createOperatorClient(service, name, scope));
+}
+
+/** The person whose leads the email filter finds: one lead in every 10,000, the address in mixed case. */
+export const FREQUENT_EMAIL = 'Cliente.Frequente@Example.com.br';
+export const SEED_START_MS = Date.UTC(2025, 0, 1);
+/** Leads are seeded 20 ms apart, from SEED_START_MS. */
+export const SEED_STEP_MS = 20;
+
+/**
+ * Seeds `rows` leads as the service would store them into a SQLite file whose schema the service's migrations made
+ * (prepared INSERTs in transactions of 50,000 rows), varied enough that quoting, neutralisation and filters all have
+ * work. Returns the seconds it took.
+ */
+export function seedSqlite(file, rows) {
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = OFF');
+  const columns = db
+    .prepare('PRAGMA table_info(leads)')
+    .all()
+    .map((column) => column.name);
+  const insert = db.prepare(`INSERT INTO leads (${columns.join(', ')}) VALUES (${columns.map((c) => `@${c}`).join(', ')})`);
+  const origins = ['site', 'google-ads', 'linkedin', 'bench', null];
+  const write = db.transaction((from, to) => {
+    for (let i = from; i < to; i++) {
+      const email = i % 10_000 === 1 ? FREQUENT_EMAIL : `Lead${i}@example${i % 97}.com.br`;
+      const received = new Date(SEED_START_MS + i * SEED_STEP_MS);
+      const values = {
+        id: uuidV7Like(received.getTime(), i),
+        nome: i % 50 === 0 ? `=HYPERLINK("http://x/${i}")` : `Maria Fernanda Souza ${i}`,
+        email,
+        email_folded: email.toLowerCase(),
+        telefone: i % 3 ? '+55 (11) 98765-4321' : null,
+        telefone_e164: i % 3 ? '+5511987654321' : null,
+        empresa: i % 4 ? `Souza, Filhos & Cia ${i % 1000}` : null,
+        mensagem: i % 2 ? `Olá!\nPodem me ligar? Pedido nº ${i}; "urgente"` : 'Quero uma proposta para 30 posições de trabalho.',
+        origem: origins[i % origins.length],
+        registration_id: null,
+        client_id: null,
+        channel: ['api', 'form', 'mcp', 'cli'][i % 4],
+        // TypeORM's SQLite datetime format, as the service writes it.
+        received_at: received.toISOString().replace('T', ' ').replace('Z', ''),
+      };
+      insert.run(Object.fromEntries(columns.map((column) => [column, column in values ? values[column] : null])));
+    }
+  });
+  const began = performance.now();
+  for (let from = 0; from < rows; from += SEED_BATCH) write(from, Math.min(rows, from + SEED_BATCH));
+  db.pragma('wal_checkpoint(TRUNCATE)');
+  db.close();
+  return (performance.now() - began) / 1000;
+}
+
+function uuidV7Like(ms, n) {
+  const hex =
+    ms.toString(16).padStart(12, '0') + (0x7000 + (n & 0xfff)).toString(16) + (0x8000 + ((n >> 12) & 0x3fff)).toString(16) + n.toString(16).padStart(12, '0');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+}
+
+export function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+/** The p-th percentile (nearest rank) of `values`. */
+export function percentile(values, p) {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
