@@ -69,12 +69,12 @@ export class GraphqlLeadsService {
       rows: page.data.length,
     });
     return {
-      edges: page.data.map((node, i) => ({ cursor: page.cursors[i], node })),
+      edges: page.data.map((node, i) => ({ cursor: page.cursorAfter(i), node })),
       pageInfo: {
         hasNextPage: page.nextCursor !== null,
         hasPreviousPage: false,
-        startCursor: page.cursors[0] ?? null,
-        endCursor: page.cursors.at(-1) ?? null,
+        startCursor: page.data.length ? page.cursorAfter(0) : null,
+        endCursor: page.data.length ? page.cursorAfter(page.data.length - 1) : null,
       },
     };
   }
