@@ -3,6 +3,7 @@ import { createServer, Server } from 'node:http';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { chromium } from 'playwright-core';
+import { OperatorClients } from '../src/oauth/operator-clients.service.js';
 import { expectContract } from './support/contract.js';
 import { freePort } from './support/server-process.js';
 import { countLeads, startTestApp, TestApp } from './support/test-app.js';
@@ -321,6 +322,37 @@ describeBrowser(HAVE_CHROMIUM ? `browser (Chromium at ${CHROMIUM})` : `browser (
     expect(curl).toContain(`Bearer ${token}`);
     await shotOf(operation('validateLead'), 'f-swagger-authorized-sandbox');
     expect(offsite).toEqual([]);
+    expect(errors).toEqual([]);
+  });
+
+  it('(h) Swagger UI Authorize: the client-credentials flow gets an operator token, and Try it out lists the leads', async () => {
+    const client = await t.app.get(OperatorClients).create('Swagger UI e2e', 'leads:read');
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    let tokenRequest: string | null = null;
+    page.on('request', (r) => r.url() === `${appBase}/oauth2/token` && (tokenRequest = r.postData()));
+    await page.goto(`${appBase}/docs`);
+    await page.waitForSelector('.opblock');
+    await page.locator('button.authorize').first().click();
+    const operator = page.locator('.auth-container').filter({ hasText: 'operatorAuth' });
+    await operator.locator('input[data-name=clientId]').fill(client.client_id);
+    await operator.locator('input[data-name=clientSecret]').fill(client.client_secret);
+    await operator.locator('label[for^="leads:read-"]').click();
+    await operator.locator('button.authorize').click();
+    await operator.locator('button.authorize', { hasText: 'Logout' }).or(operator.getByText('Authorized')).first().waitFor();
+    expect(tokenRequest).toContain('grant_type=client_credentials');
+    expect(tokenRequest).toMatch(/scope=leads(%3A|:)read/);
+    await page.locator('button.btn-done, .modal-ux button.close-modal').first().click();
+
+    const list = page.locator('.opblock[id^="operations-"][id$="-listLeads"]').first();
+    await list.locator('.opblock-summary').first().click();
+    await list.locator('button.try-out__btn').click();
+    await list.locator('button.execute').click();
+    const cell = list.locator('.live-responses-table tr.response .response-col_status').first();
+    await cell.waitFor();
+    expect((await cell.textContent())!.trim()).toMatch(/^200/);
+    expect(await list.locator('.curl-command').first().textContent()).toMatch(/Authorization: Bearer [\w-]+\.[\w-]+\.[\w-]+/);
+    await shotOf(list, 'h-swagger-operator-leads-200');
     expect(errors).toEqual([]);
   });
 
