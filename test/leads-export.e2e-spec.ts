@@ -4,11 +4,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Logger } from '@nestjs/common';
 import { parse } from 'csv-parse/sync';
 import type { Response } from 'supertest';
-import { uuidv7 } from '../src/database/uuid-v7.js';
 import { LeadExportReader } from '../src/leads/lead-export.reader.js';
 import { Lead } from '../src/leads/lead.entity.js';
+import { storedLead } from './support/stored-leads.js';
 import { LEAD_VIEW_COLUMNS, type LeadView } from '../src/leads/lead-reader.service.js';
-import { foldEmail } from '../src/leads/lead-rules.js';
 import { expectContract } from './support/contract.js';
 import { operatorToken } from './support/operator-token.js';
 import { startTestApp, TestApp } from './support/test-app.js';
@@ -109,25 +108,8 @@ describe('exporting leads: GET /api/v1/leads/export', () => {
     exporter = await operatorToken(t, 'leads:export', 'crm-export');
     reader = await operatorToken(t, 'leads:read', 'crm-reader');
     const rows: Lead[] = [];
-    const lead = (at: string, fields: Partial<Lead> = {}): Lead => {
-      const email = fields.email ?? `lead-${rows.length}@example.com`;
-      return {
-        id: uuidv7(),
-        nome: 'Ana',
-        email,
-        emailFolded: foldEmail(email),
-        telefone: null,
-        telefoneE164: null,
-        empresa: null,
-        mensagem: null,
-        origem: null,
-        registrationId: null,
-        clientId: null,
-        channel: 'api',
-        receivedAt: new Date(at),
-        ...fields,
-      };
-    };
+    const lead = (at: string, fields: Partial<Lead> = {}): Lead =>
+      storedLead(rows.length, { nome: 'Ana', email: `lead-${rows.length}@example.com`, receivedAt: new Date(at), ...fields });
     // 30 with one timestamp (ids break the tie across pages of 7), then one lead per tricky value.
     for (let i = 0; i < 30; i++) rows.push(lead('2026-01-01T10:00:00.000Z', { origem: i % 3 ? 'site' : 'feira', channel: i % 2 ? 'form' : 'cli' }));
     rows.push(

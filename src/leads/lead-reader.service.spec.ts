@@ -9,8 +9,8 @@ import { ConfigModule } from '../config/config.module.js';
 import { DatabaseModule } from '../database/database.module.js';
 import { uuidv7 } from '../database/uuid-v7.js';
 import { Lead } from './lead.entity.js';
+import { storedLead } from '../../test/support/stored-leads.js';
 import { filterBinding, InvalidCursor, LeadFilter, LeadReader, LeadView, openCursor, sealCursor } from './lead-reader.service.js';
-import { foldEmail } from './lead-rules.js';
 import { LeadsModule } from './leads.module.js';
 
 describe('lead cursors', () => {
@@ -78,23 +78,7 @@ describe.each(kinds)('LeadReader on %s', (kind) => {
     [...leads].sort((a, b) => b.receivedAt.getTime() - a.receivedAt.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0)).map((lead) => lead.id);
 
   function lead(receivedAt: string, overrides: Partial<Lead> = {}): Lead {
-    const email = overrides.email ?? `lead-${stored.length}@example.com`;
-    return {
-      id: uuidv7(),
-      nome: 'Ana',
-      email,
-      emailFolded: foldEmail(email),
-      telefone: null,
-      telefoneE164: null,
-      empresa: null,
-      mensagem: null,
-      origem: null,
-      registrationId: null,
-      clientId: null,
-      channel: 'api',
-      receivedAt: new Date(receivedAt),
-      ...overrides,
-    };
+    return storedLead(stored.length, { nome: 'Ana', email: `lead-${stored.length}@example.com`, receivedAt: new Date(receivedAt), ...overrides });
   }
 
   async function all(filter: LeadFilter, limit: number): Promise<LeadView[]> {
