@@ -261,6 +261,14 @@ describe('WebhookHttpClient', () => {
     expect(await client.send(post('https://empty.test/'))).toMatchObject({ status: null, error: 'dns_failure', address: null });
   });
 
+  it('returns a header value it cannot send as an error, and closes the connection it opened', async () => {
+    const server = await serve((_request, response) => response.end());
+    const answer = await local().send(post(`http://127.0.0.1:${server.port}/`, { headers: { 'x-bad': 'a\r\nb' } }));
+    expect(answer).toMatchObject({ status: null, error: 'network_error: ERR_INVALID_CHAR' });
+    await Promise.all(server.closed);
+    expect(server.received).toHaveLength(0);
+  });
+
   it('refuses a metadata address even with private targets allowed', async () => {
     const client = local({ resolver: answers({ 'metadata.test': ['169.254.169.254'] }), connect: () => new net.Socket() });
     expect(await client.send(post('http://metadata.test/latest/meta-data/'))).toMatchObject({ status: null, error: 'address_not_allowed: metadata' });

@@ -144,6 +144,9 @@ export class WebhookHttpClient {
         return respond(await exchange(socket, `${url.pathname}${url.search}`, headers, request.body, deadline.signal));
       } catch (error) {
         return respond({ error: deadline.signal.aborted ? 'timeout' : describe(error) });
+      } finally {
+        // Already done after an answer; this is for a request that could not even be written (a bad header value).
+        socket.destroy();
       }
     } finally {
       clearTimeout(timer);
