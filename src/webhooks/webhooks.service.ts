@@ -9,14 +9,14 @@ import { LeadWriter } from '../leads/lead-writer.service.js';
 import { AppError, invalidQuery, validationFailed } from '../problem/app-error.js';
 import type { FieldErrorCode } from '../problem/error-catalog.js';
 import { SecretBox } from '../secrets/secret-box.js';
-import { checkUrl, Resolver } from './webhook-address.js';
+import { checkUrl } from './webhook-address.js';
 import { WebhookDispatcher } from './webhook-dispatcher.service.js';
 import { WebhookEndpoint } from './webhook-endpoint.entity.js';
 import { EVENT_TYPES, messageId, messagePayload, newSecret, TEST_EVENT } from './webhook-events.js';
 import { WebhookMessage } from './webhook-message.entity.js';
 import { EndpointChanges, parseEndpointCreate, parseEndpointUpdate, parseReplay } from './webhook-request.js';
 import { WebhookStore } from './webhook-store.js';
-import { WEBHOOK_RESOLVER } from './webhook-tokens.js';
+import { WebhookResolver } from './webhook-tokens.js';
 
 /** How long the previous secret keeps signing beside the new one after a rotation. */
 export const ROTATION_GRACE_MS = 24 * 3_600_000;
@@ -72,7 +72,7 @@ export class WebhooksService implements OnModuleInit {
     private readonly store: WebhookStore,
     private readonly box: SecretBox,
     private readonly dispatcher: WebhookDispatcher,
-    @Inject(WEBHOOK_RESOLVER) private readonly resolver: Resolver,
+    private readonly resolver: WebhookResolver,
   ) {
     this.settings = config.webhooks;
   }
@@ -247,7 +247,7 @@ export class WebhooksService implements OnModuleInit {
   }
 
   private async checkedUrl(raw: string): Promise<string> {
-    const verdict = await checkUrl(raw, { allowPrivate: this.settings.allowPrivate, resolver: this.resolver });
+    const verdict = await checkUrl(raw, { allowPrivate: this.settings.allowPrivate, resolver: (host) => this.resolver.resolve(host) });
     if (!verdict.ok) throw validationFailed([{ pointer: '/url', code: verdict.code as FieldErrorCode, detail: verdict.detail }]);
     return verdict.url.href;
   }
