@@ -71,6 +71,11 @@ export interface AppConfig {
   /** Leads an export reads per query (one short keyset query per page, no transaction across pages). */
   exportPageSize: number;
   apiDeprecations: ApiDeprecation[];
+  /**
+   * The 32-byte key that seals stored secrets (signing keys, webhook secrets). Unset: on SQLite a key file in DATA_DIR;
+   * PostgreSQL needs it (src/secrets/secrets-key.ts), but maintenance commands that read no secret run without it.
+   */
+  secretsKey?: Buffer;
   version: string;
 }
 
@@ -137,6 +142,7 @@ export function loadConfig(env: Env = process.env, stdoutIsTerminal = process.st
     exportMaxConcurrent: parseInteger('EXPORT_MAX_CONCURRENT', value('EXPORT_MAX_CONCURRENT'), 2, 1, 64),
     exportPageSize: parseInteger('EXPORT_PAGE_SIZE', value('EXPORT_PAGE_SIZE'), 500, 1, 10000),
     apiDeprecations: parseDeprecations(value('API_DEPRECATIONS')),
+    secretsKey: parseSecretsKey(value('SECRETS_KEY')),
     version: packageVersion(),
   });
 }
@@ -286,6 +292,16 @@ function parseDeprecations(raw: string | undefined): ApiDeprecation[] {
     }
     return result;
   });
+}
+
+/** 32 bytes as base64 or base64url (43 or 44 characters) or hex (64); the value is never echoed. */
+function parseSecretsKey(raw: string | undefined): Buffer | undefined {
+  if (raw === undefined) return undefined;
+  let key: Buffer | undefined;
+  if (/^[\da-f]{64}$/i.test(raw)) key = Buffer.from(raw, 'hex');
+  else if (/^[\w+/-]{43}=?$/.test(raw) && !(/[+/]/.test(raw) && /[-_]/.test(raw))) key = Buffer.from(raw.replace(/[-_]/g, (c) => (c === '-' ? '+' : '/')), 'base64');
+  if (key?.length !== 32) throw new ConfigError('SECRETS_KEY', 'must be 32 bytes as base64 (44 characters) or hex (64), e.g. from `openssl rand -base64 32`');
+  return key;
 }
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i;
