@@ -94,6 +94,7 @@ describe('loadConfig', () => {
           'CLIENT_SECRET_GRACE',
           'EXPORT_MAX_CONCURRENT',
           'EXPORT_PAGE_SIZE',
+          'SECRETS_KEY',
         ].map((name, i) => [name, i % 2 ? '' : '  \t']),
       );
       expect(loadConfig(blank)).toEqual(loadConfig({}));
