@@ -21,6 +21,7 @@ import { ProblemModule } from './problem/problem.module.js';
 import { RateLimitGuard } from './rate-limit/rate-limit.guard.js';
 import { RateLimitModule } from './rate-limit/rate-limit.module.js';
 import { SandboxModule } from './sandbox/sandbox.module.js';
+import { SecretsModule } from './secrets/secrets.module.js';
 import { SiteModule } from './site/site.module.js';
 import { DeprecationMiddleware } from './versioning/deprecation.middleware.js';
 
@@ -31,6 +32,7 @@ export class AppModule implements NestModule {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
+        SecretsModule,
         ProblemModule,
         DatabaseModule.forRoot(config),
         RateLimitModule.forRoot(config),

@@ -299,7 +299,11 @@ function parseSecretsKey(raw: string | undefined): Buffer | undefined {
   if (raw === undefined) return undefined;
   let key: Buffer | undefined;
   if (/^[\da-f]{64}$/i.test(raw)) key = Buffer.from(raw, 'hex');
-  else if (/^[\w+/-]{43}=?$/.test(raw) && !(/[+/]/.test(raw) && /[-_]/.test(raw))) key = Buffer.from(raw.replace(/[-_]/g, (c) => (c === '-' ? '+' : '/')), 'base64');
+  else if (/^[\w+/-]{43}=?$/.test(raw) && !(/[+/]/.test(raw) && /[-_]/.test(raw)))
+    key = Buffer.from(
+      raw.replace(/[-_]/g, (c) => (c === '-' ? '+' : '/')),
+      'base64',
+    );
   if (key?.length !== 32) throw new ConfigError('SECRETS_KEY', 'must be 32 bytes as base64 (44 characters) or hex (64), e.g. from `openssl rand -base64 32`');
   return key;
 }
