@@ -35,6 +35,8 @@ export interface PublicJwk extends JWK {
 export class KeyStore implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('KeyStore');
   private keys = new Map<string, LoadedKey>();
+  /** The start: the secrets key checked, then the keys' preparation begun. */
+  private starting?: Promise<void>;
   private ready?: Promise<void>;
   private failure?: { error: unknown; at: number };
   private loadedAt = 0;
@@ -51,9 +53,11 @@ export class KeyStore implements OnModuleInit, OnModuleDestroy {
    * requests of the next few seconds, and then retried by the next request that needs a key. Only a wrong secrets key
    * stops the start: no later try could succeed.
    */
-  async onModuleInit(): Promise<void> {
-    await this.checkSecretsKey();
-    this.keysReady().catch((error: unknown) => this.logger.error({ error: safeError(error) }, 'Signing keys could not be prepared; retrying on demand'));
+  onModuleInit(): Promise<void> {
+    this.starting = this.checkSecretsKey().then(() => {
+      this.keysReady().catch((error: unknown) => this.logger.error({ error: safeError(error) }, 'Signing keys could not be prepared; retrying on demand'));
+    });
+    return this.starting;
   }
 
   /** Every sealed private key opens with this service's key; a database that cannot be read now is left to the retries. */
@@ -79,6 +83,8 @@ export class KeyStore implements OnModuleInit, OnModuleDestroy {
 
   /** Shutdown waits for keys or a reload still under way, so the database is not closed under them. */
   async onModuleDestroy(): Promise<void> {
+    // After the start: it may still be about to begin the keys' preparation.
+    await this.starting?.catch(() => undefined);
     await Promise.allSettled([this.ready, this.loading]);
   }
 
@@ -123,6 +129,7 @@ export class KeyStore implements OnModuleInit, OnModuleDestroy {
   /** Adds a new key per purpose and makes it current; the previous keys keep verifying until their tokens expire. */
   async rotate(): Promise<string[]> {
     // Keys being prepared at start-up would otherwise land beside the rotated ones, newer, and sign instead.
+    await this.starting?.catch(() => undefined);
     await this.ready?.catch(() => undefined);
     // New keys sealed with a wrong key would become current, and no instance with the right one could sign.
     await this.checkSecretsKey();
