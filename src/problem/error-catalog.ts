@@ -116,6 +116,12 @@ export const ERROR_CATALOG = {
     hint: 'Check the id: it is the one POST /api/v1/lead answered, and GET /api/v1/leads lists them.',
     description: 'No stored lead has this id.',
   },
+  webhook_not_found: {
+    status: 404,
+    title: 'Webhook endpoint not found',
+    hint: 'Check the id: it is the one POST /api/v1/webhooks answered, and GET /api/v1/webhooks lists them.',
+    description: 'No webhook endpoint has this id (a deleted endpoint is gone for good, with its log).',
+  },
   method_not_allowed: {
     status: 405,
     title: 'Method not allowed',
@@ -133,6 +139,12 @@ export const ERROR_CATALOG = {
     title: 'Request with this Idempotency-Key in progress',
     hint: 'Wait for the first request to finish, then retry with the same key to receive its answer.',
     description: 'A request with the same Idempotency-Key from the same caller is still being processed.',
+  },
+  webhook_limit_reached: {
+    status: 409,
+    title: 'Webhook endpoint limit reached',
+    hint: 'Delete an endpoint you no longer use (DELETE /api/v1/webhooks/{id}), or point one at a receiver that fans out.',
+    description: 'There are already as many webhook endpoints as the service keeps (WEBHOOK_MAX_ENDPOINTS); this one was not created.',
   },
   payload_too_large: {
     status: 413,
@@ -206,6 +218,17 @@ export const FIELD_ERROR_CODES = [
   'duplicate_key',
   'nesting_too_deep',
   'too_many_items',
+  'invalid_value',
+  'invalid_date',
+  'out_of_range',
+  'duplicate',
+  'empty_patch',
+  'invalid_url',
+  'scheme_not_allowed',
+  'credentials_not_allowed',
+  'address_not_allowed',
+  'unresolvable_host',
+  'unknown_event',
 ] as const;
 
 export type FieldErrorCode = (typeof FIELD_ERROR_CODES)[number];
