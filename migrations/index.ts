@@ -6,6 +6,7 @@ import { DropIdempotencyResponseStatus1764000000000 } from './1764000000000-drop
 import { RegistrationAddress1764100000000 } from './1764100000000-registration-address.js';
 import { OperatorClients1764200000000 } from './1764200000000-operator-clients.js';
 import { LeadReadColumns1764300000000 } from './1764300000000-lead-read-columns.js';
+import { Webhooks1764400000000 } from './1764400000000-webhooks.js';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -14,4 +15,5 @@ export const MIGRATIONS = [
   RegistrationAddress1764100000000,
   OperatorClients1764200000000,
   LeadReadColumns1764300000000,
+  Webhooks1764400000000,
 ];

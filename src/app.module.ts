@@ -21,8 +21,10 @@ import { ProblemModule } from './problem/problem.module.js';
 import { RateLimitGuard } from './rate-limit/rate-limit.guard.js';
 import { RateLimitModule } from './rate-limit/rate-limit.module.js';
 import { SandboxModule } from './sandbox/sandbox.module.js';
+import { SecretsModule } from './secrets/secrets.module.js';
 import { SiteModule } from './site/site.module.js';
 import { DeprecationMiddleware } from './versioning/deprecation.middleware.js';
+import { WebhooksModule } from './webhooks/webhooks.module.js';
 
 @Module({})
 export class AppModule implements NestModule {
@@ -33,6 +35,7 @@ export class AppModule implements NestModule {
         ConfigModule.forRoot(config),
         ProblemModule,
         DatabaseModule.forRoot(config),
+        SecretsModule,
         RateLimitModule.forRoot(config),
         SiteModule,
         DocsModule,
@@ -46,6 +49,7 @@ export class AppModule implements NestModule {
         McpModule,
         CliDownloadModule,
         FormsModule,
+        WebhooksModule,
       ],
       providers: [
         // In this order: who is calling decides which rate-limit tier applies, and a caller refused by either gets

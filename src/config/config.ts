@@ -71,7 +71,29 @@ export interface AppConfig {
   /** Leads an export reads per query (one short keyset query per page, no transaction across pages). */
   exportPageSize: number;
   apiDeprecations: ApiDeprecation[];
+  webhooks: WebhookConfig;
   version: string;
+}
+
+/** Lead delivery by webhook (docs/decisions/0027-webhooks-outbox.md); durations in milliseconds. */
+export interface WebhookConfig {
+  /** Delays of the retries after the immediate first attempt. */
+  retrySchedule: number[];
+  timeoutMs: number;
+  /** An endpoint failing with no success for this long is disabled. */
+  disableAfterMs: number;
+  /** Delivered and expired messages, with their deliveries and attempt log, are pruned after this. */
+  retentionMs: number;
+  /** http and private or loopback targets, for development and tests. */
+  allowPrivate: boolean;
+  /** Whether this instance runs a delivery worker. */
+  worker: boolean;
+  /** Attempts in flight per instance, in total and per endpoint. */
+  concurrency: number;
+  endpointConcurrency: number;
+  /** How often an idle worker looks for work that other instances stored. */
+  pollIntervalMs: number;
+  maxEndpoints: number;
 }
 
 export class ConfigError extends Error {
@@ -137,6 +159,18 @@ export function loadConfig(env: Env = process.env, stdoutIsTerminal = process.st
     exportMaxConcurrent: parseInteger('EXPORT_MAX_CONCURRENT', value('EXPORT_MAX_CONCURRENT'), 2, 1, 64),
     exportPageSize: parseInteger('EXPORT_PAGE_SIZE', value('EXPORT_PAGE_SIZE'), 500, 1, 10000),
     apiDeprecations: parseDeprecations(value('API_DEPRECATIONS')),
+    webhooks: Object.freeze({
+      retrySchedule: parseDurations('WEBHOOK_RETRY_SCHEDULE', value('WEBHOOK_RETRY_SCHEDULE') ?? '5s,5m,30m,2h,5h,10h,10h'),
+      timeoutMs: parseDuration('WEBHOOK_TIMEOUT', value('WEBHOOK_TIMEOUT') ?? '15s', 100, 60_000),
+      disableAfterMs: parseDuration('WEBHOOK_DISABLE_AFTER', value('WEBHOOK_DISABLE_AFTER') ?? '5d', 1000, 365 * DAY_MS),
+      retentionMs: parseDuration('WEBHOOK_RETENTION', value('WEBHOOK_RETENTION') ?? '30d', 1000, 3650 * DAY_MS),
+      allowPrivate: parseBoolean('WEBHOOKS_ALLOW_PRIVATE', value('WEBHOOKS_ALLOW_PRIVATE'), false),
+      worker: parseBoolean('WEBHOOK_WORKER', value('WEBHOOK_WORKER'), true),
+      concurrency: parseInteger('WEBHOOK_CONCURRENCY', value('WEBHOOK_CONCURRENCY'), 64, 1, 1024),
+      endpointConcurrency: parseInteger('WEBHOOK_ENDPOINT_CONCURRENCY', value('WEBHOOK_ENDPOINT_CONCURRENCY'), 16, 1, 1024),
+      pollIntervalMs: parseDuration('WEBHOOK_POLL_INTERVAL', value('WEBHOOK_POLL_INTERVAL') ?? '1s', 10, 60_000),
+      maxEndpoints: parseInteger('WEBHOOK_MAX_ENDPOINTS', value('WEBHOOK_MAX_ENDPOINTS'), 50, 1, 1000),
+    }),
     version: packageVersion(),
   });
 }
@@ -243,6 +277,32 @@ function parseInteger(name: string, raw: string | undefined, fallback: number, m
   const n = Number(raw);
   if (!/^\d+$/.test(raw) || n < min || n > max) throw new ConfigError(name, `must be a whole number from ${min} to ${max}`);
   return n;
+}
+
+const DAY_MS = 86_400_000;
+const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: DAY_MS };
+
+/** `<n>ms|s|m|h|d`, from `min` to `max` milliseconds. */
+function parseDuration(name: string, raw: string, min: number, max: number): number {
+  const match = /^(\d{1,9})(ms|s|m|h|d)$/.exec(raw);
+  const ms = match ? Number(match[1]) * DURATION_UNITS[match[2]] : NaN;
+  if (!(ms >= min && ms <= max)) throw new ConfigError(name, `must be a duration such as 15s, 5m, 2h or 5d, from ${min} ms to ${max / 1000} s`);
+  return ms;
+}
+
+/** A comma-separated list of 0 to 20 durations, each up to 30 days (`none` for no retries). */
+function parseDurations(name: string, raw: string): number[] {
+  if (raw === 'none') return [];
+  const parts = raw.split(',').map((part) => part.trim());
+  if (parts.length > 20) throw new ConfigError(name, 'may list at most 20 delays');
+  return parts.map((part) => parseDuration(name, part, 0, 30 * DAY_MS));
+}
+
+function parseBoolean(name: string, raw: string | undefined, fallback: boolean): boolean {
+  if (raw === undefined) return fallback;
+  if (raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  throw new ConfigError(name, 'must be true or false');
 }
 
 function parseQuota(name: string, raw: string): RateLimitQuota {

@@ -26,6 +26,24 @@ export interface LeadView {
   client_id: string | null;
 }
 
+/** A lead just stored, as the read API will show it (the webhook payload is built from it in the same transaction). */
+export function leadViewOf(lead: Lead): LeadView {
+  return {
+    id: lead.id,
+    received_at: lead.receivedAt.toISOString(),
+    nome: lead.nome,
+    email: lead.email,
+    telefone: lead.telefone,
+    telefone_e164: lead.telefoneE164,
+    empresa: lead.empresa,
+    mensagem: lead.mensagem,
+    origem: lead.origem,
+    channel: lead.channel,
+    registration_id: lead.registrationId,
+    client_id: lead.clientId,
+  };
+}
+
 /** Which leads: `since` inclusive, `until` exclusive (half-open, so consecutive windows neither overlap nor leave gaps). */
 export interface LeadFilter {
   since?: Date;

@@ -36,6 +36,7 @@ export class LeadWriter {
   private readonly parts: { insert: EntityInsert<ObjectLiteral>; rows: LeadTransactionPart<ObjectLiteral> }[] = [];
   private readonly commit: (statements: InsertStatement[]) => Promise<void>;
   private queue: Pending[] = [];
+  private readonly committed: (() => void)[] = [];
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {
     this.leads = new EntityInsert(dataSource, Lead);
@@ -45,6 +46,11 @@ export class LeadWriter {
   /** From now on, every lead is stored together with the rows that `rows` returns for it (none: an empty array). */
   alsoWrite<T extends ObjectLiteral>(entity: EntityTarget<T>, rows: LeadTransactionPart<T>): void {
     this.parts.push({ insert: new EntityInsert(this.dataSource, entity), rows });
+  }
+
+  /** `listener` runs after each commit of leads (a delivery worker wakes up for the messages written with them). */
+  afterCommit(listener: () => void): void {
+    this.committed.push(listener);
   }
 
   /** Resolves once the lead and its rows are committed. */
@@ -64,6 +70,7 @@ export class LeadWriter {
     try {
       await this.commit(this.statements(batch.map((pending) => pending.lead)));
       for (const pending of batch) pending.resolve();
+      this.notify();
     } catch (error) {
       if (batch.length === 1 || isDatabaseUnavailable(error)) {
         for (const pending of batch) pending.reject(error);
@@ -75,12 +82,17 @@ export class LeadWriter {
           try {
             await this.commit(this.statements([pending.lead]));
             pending.resolve();
+            this.notify();
           } catch (leadError) {
             pending.reject(leadError);
           }
         }),
       );
     }
+  }
+
+  private notify(): void {
+    for (const listener of this.committed) listener();
   }
 
   private statements(leads: Lead[]): InsertStatement[] {

@@ -5,6 +5,7 @@ import { AppConfig } from '../config/config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { serviceUnavailable } from '../problem/app-error.js';
 import { RateLimitStore } from '../rate-limit/rate-limit.store.js';
+import { WebhookStore } from '../webhooks/webhook-store.js';
 
 export type CheckState = 'up' | 'down';
 
@@ -12,6 +13,8 @@ export interface HealthReport {
   status: 'ok' | 'degraded';
   version: string;
   checks: { database: CheckState } & Record<string, CheckState>;
+  /** The delivery backlog; null when the database cannot tell. */
+  webhooks: { pending: number; oldest_pending_age_seconds: number | null } | null;
 }
 
 /** A health probe must answer quickly even when the database hangs. */
@@ -23,16 +26,22 @@ export class HealthService {
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly rateLimits: RateLimitStore,
+    private readonly webhookStore: WebhookStore,
   ) {}
 
   /** The database is required; Redis, when configured, is not: without it limits are per instance and health is degraded. */
   async report(): Promise<HealthReport> {
-    const database = await this.probe(() => this.dataSource.query('SELECT 1'));
+    let webhooks: HealthReport['webhooks'] = null;
+    const database = await this.probe(async () => {
+      await this.dataSource.query('SELECT 1');
+      const backlog = await this.webhookStore.backlog(Date.now());
+      webhooks = { pending: backlog.pending, oldest_pending_age_seconds: backlog.oldestPendingAgeSeconds };
+    });
     const checks: HealthReport['checks'] = { database };
     const redis = this.rateLimits.redisState();
     if (redis) checks.redis = redis;
     const status = Object.values(checks).every((state) => state === 'up') ? 'ok' : 'degraded';
-    return { status, version: this.config.version, checks };
+    return { status, version: this.config.version, checks, webhooks };
   }
 
   /** GET /health: 200 with the report, or 503 (a problem carrying the report) when a required dependency is down. */

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
+import { WebhooksModule } from '../webhooks/webhooks.module.js';
 import { HealthService } from './health.service.js';
 import { MetaController } from './meta.controller.js';
 
-@Module({ controllers: [MetaController], providers: [HealthService], exports: [HealthService] })
+@Module({ imports: [WebhooksModule], controllers: [MetaController], providers: [HealthService], exports: [HealthService] })
 export class MetaModule {}

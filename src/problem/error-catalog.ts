@@ -110,6 +110,18 @@ export const ERROR_CATALOG = {
     hint: 'Check the path; the API lives under /api/v1 and its contract is at /docs/openapi-leads.json.',
     description: 'No resource exists at this path.',
   },
+  webhook_not_found: {
+    status: 404,
+    title: 'Webhook endpoint not found',
+    hint: 'Check the id: GET /api/v1/webhooks lists the endpoints.',
+    description: 'No webhook endpoint has this id (it may have been deleted).',
+  },
+  webhook_limit_reached: {
+    status: 409,
+    title: 'Too many webhook endpoints',
+    hint: 'Delete an endpoint you no longer use, or raise WEBHOOK_MAX_ENDPOINTS.',
+    description: 'The service keeps at most WEBHOOK_MAX_ENDPOINTS webhook endpoints; none was created.',
+  },
   lead_not_found: {
     status: 404,
     title: 'Lead not found',
@@ -206,6 +218,18 @@ export const FIELD_ERROR_CODES = [
   'duplicate_key',
   'nesting_too_deep',
   'too_many_items',
+  // webhook endpoints and replays (src/webhooks/webhook-request.ts, webhook-address.ts)
+  'invalid_url',
+  'scheme_not_allowed',
+  'credentials_not_allowed',
+  'address_not_allowed',
+  'unresolvable_host',
+  'unknown_event',
+  'duplicate',
+  'invalid_value',
+  'empty_patch',
+  'invalid_date',
+  'out_of_range',
 ] as const;
 
 export type FieldErrorCode = (typeof FIELD_ERROR_CODES)[number];

@@ -1,0 +1,20 @@
+import { Transform } from 'class-transformer';
+import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { MAX_PAGE_SIZE } from '../leads/lead-reader.service.js';
+
+const integer = ({ value }: { value: unknown }) => (typeof value === 'string' && /^-?\d+$/.test(value) ? Number(value) : value);
+const LIMIT = `limit must be an integer from 1 to ${MAX_PAGE_SIZE}.`;
+
+/** GET /api/v1/webhooks/{id}/deliveries: unknown, repeated or broken parameters are 400 invalid_query (the global pipe). */
+export class DeliveriesQuery {
+  @IsOptional()
+  @Transform(integer)
+  @IsInt({ message: LIMIT })
+  @Min(1, { message: LIMIT })
+  @Max(MAX_PAGE_SIZE, { message: LIMIT })
+  limit?: number;
+
+  @IsOptional() @IsString() @MaxLength(80) cursor?: string;
+
+  @IsOptional() @IsString() @MaxLength(64) message_id?: string;
+}

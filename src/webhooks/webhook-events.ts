@@ -1,0 +1,34 @@
+import { createHmac, randomBytes } from 'node:crypto';
+
+/** The event types an endpoint can subscribe to; `webhook.test` goes only to the endpoint it was sent for. */
+export const EVENT_TYPES = ['lead.received'] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+export const TEST_EVENT = 'webhook.test';
+
+/** A message id, the `webhook-id` of every attempt: `msg_` and a UUIDv7's hex digits, so ids sort by time. */
+export function messageId(uuid: string): string {
+  return `msg_${uuid.replaceAll('-', '')}`;
+}
+
+/** The body of every message: `{"type", "timestamp", "data"}`, serialised once and sent byte for byte on every attempt. */
+export function messagePayload(type: string, timestamp: Date, data: unknown): string {
+  return JSON.stringify({ type, timestamp: timestamp.toISOString(), data });
+}
+
+/** A new signing secret as Standard Webhooks writes it: `whsec_` and base64 of 32 random bytes. */
+export function newSecret(): string {
+  return `whsec_${randomBytes(32).toString('base64')}`;
+}
+
+/**
+ * The `webhook-signature` header: `v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}">` for each secret, separated
+ * by spaces (the current secret, and the previous one during a rotation's grace period).
+ */
+export function signatureHeader(secrets: readonly string[], id: string, timestamp: number, body: string): string {
+  return secrets
+    .map((secret) => {
+      const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
+      return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
+    })
+    .join(' ');
+}

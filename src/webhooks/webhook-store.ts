@@ -1,0 +1,303 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { Database } from 'better-sqlite3';
+import { DataSource } from 'typeorm';
+import { uuidv7 } from '../database/uuid-v7.js';
+
+/** One statement of a transaction: its result rows (RETURNING or SELECT) come back at the `yield`. */
+type Step = [sql: string, params: unknown[]];
+export type Steps<T> = Generator<Step, T, Record<string, unknown>[]>;
+
+export type DeliveryState = 'pending' | 'delivered' | 'failed' | 'skipped';
+
+export interface ClaimedDelivery {
+  messageId: string;
+  endpointId: string;
+  attempts: number;
+  step: number;
+  leaseUntil: number;
+}
+
+export interface AttemptRecord {
+  messageId: string;
+  endpointId: string;
+  eventType: string;
+  attempt: number;
+  attemptedAt: number;
+  outcome: 'succeeded' | 'failed' | 'skipped';
+  statusCode: number | null;
+  error: string | null;
+  latencyMs: number | null;
+  responseBody: string | null;
+  nextAttemptAt: number | null;
+}
+
+/** Messages fanned out, and skipped deliveries logged, per statement at most. */
+const BATCH = 200;
+
+/**
+ * The worker's SQL over the outbox tables (docs/decisions/0027-webhooks-outbox.md). A transaction is written once, as a
+ * generator that yields its statements: on PostgreSQL it runs on one pooled connection with awaits between them; on
+ * SQLite it runs synchronously inside one better-sqlite3 transaction, because TypeORM shares that one connection with
+ * every request, and a transaction held across an await would take in their statements too.
+ */
+@Injectable()
+export class WebhookStore {
+  readonly postgres: boolean;
+
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
+    this.postgres = dataSource.options.type === 'postgres';
+  }
+
+  /** `$n` on PostgreSQL, `?` on SQLite. */
+  p(n: number): string {
+    return this.postgres ? `$${n}` : '?';
+  }
+
+  async query<T = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<T[]> {
+    const rows = await this.dataSource.query(sql, params);
+    // TypeORM answers an UPDATE … RETURNING on PostgreSQL as [rows, count].
+    return (this.postgres && Array.isArray(rows) && Array.isArray(rows[0]) ? rows[0] : rows) as T[];
+  }
+
+  async transaction<T>(steps: () => Steps<T>): Promise<T> {
+    if (!this.postgres) {
+      const db = (this.dataSource.driver as unknown as { databaseConnection: Database }).databaseConnection;
+      if (db.inTransaction) throw new Error('a transaction is already open on the SQLite connection');
+      return db.transaction(() => {
+        const run = steps();
+        let next = run.next([]);
+        while (!next.done) {
+          const [sql, params] = next.value;
+          const statement = db.prepare(sql);
+          next = run.next(statement.reader ? (statement.all(params) as Record<string, unknown>[]) : (statement.run(params), []));
+        }
+        return next.value;
+      })();
+    }
+    const runner = this.dataSource.createQueryRunner();
+    try {
+      await runner.connect();
+      await runner.startTransaction();
+      const run = steps();
+      let next = run.next([]);
+      while (!next.done) {
+        const [sql, params] = next.value;
+        const result = (await runner.query(sql, params, true)) as { records: Record<string, unknown>[] };
+        next = run.next(result.records ?? []);
+      }
+      await runner.commitTransaction();
+      return next.value;
+    } catch (error) {
+      if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
+      throw error;
+    } finally {
+      await runner.release();
+    }
+  }
+
+  /** `IN (…)` placeholders for `count` values from parameter `first` on. */
+  list(first: number, count: number): string {
+    return Array.from({ length: count }, (_, i) => this.p(first + i)).join(', ');
+  }
+
+  /**
+   * Gives the undispatched messages (oldest first, at most BATCH) one delivery per endpoint that exists, subscribes
+   * to the event and is no newer than the message (a test message: its own endpoint only): pending, or skipped (and
+   * logged) for a disabled endpoint. On PostgreSQL the messages are locked SKIP LOCKED, so instances share the work.
+   * Returns how many messages were fanned out.
+   */
+  fanOut(now: number): Promise<number> {
+    const p = this.p.bind(this);
+    const store = this;
+    return this.transaction(function* () {
+      const messages = yield [
+        `SELECT id, event_type, endpoint_id, created_at FROM webhook_messages WHERE dispatched_at IS NULL ORDER BY id LIMIT ${BATCH}${store.postgres ? ' FOR UPDATE SKIP LOCKED' : ''}`,
+        [],
+      ];
+      if (messages.length === 0) return 0;
+      const endpoints = yield ['SELECT id, events, status, created_at FROM webhook_endpoints', []];
+      const subscribed = endpoints.map((e) => ({
+        id: e.id as string,
+        events: JSON.parse(e.events as string) as string[],
+        enabled: e.status === 'enabled',
+        createdAt: Number(e.created_at),
+      }));
+      const deliveries: unknown[][] = [];
+      const skips: AttemptRecord[] = [];
+      for (const message of messages) {
+        const createdAt = Number(message.created_at);
+        const targets = message.endpoint_id
+          ? subscribed.filter((e) => e.id === message.endpoint_id)
+          : subscribed.filter((e) => e.events.includes(message.event_type as string) && e.createdAt <= createdAt);
+        for (const endpoint of targets) {
+          deliveries.push([message.id, endpoint.id, createdAt, endpoint.enabled ? 'pending' : 'skipped', endpoint.enabled ? now : null, now]);
+          if (!endpoint.enabled) skips.push(skipRecord(message.id as string, endpoint.id, message.event_type as string, 0, now));
+        }
+      }
+      for (let start = 0; start < deliveries.length; start += BATCH) {
+        const rows = deliveries.slice(start, start + BATCH);
+        const tuples = rows.map((_, i) => `(${[1, 2, 3, 4, 5, 6].map((k) => p(i * 6 + k)).join(', ')}, 0, 0)`);
+        yield [
+          `INSERT INTO webhook_deliveries (message_id, endpoint_id, message_created_at, state, next_attempt_at, updated_at, attempts, step) VALUES ${tuples.join(', ')} ON CONFLICT DO NOTHING`,
+          rows.flat(),
+        ];
+      }
+      if (skips.length) yield* store.logAttempts(skips);
+      const ids = messages.map((m) => m.id);
+      yield [`UPDATE webhook_messages SET dispatched_at = ${p(1)} WHERE id IN (${store.list(2, ids.length)})`, [now, ...ids]];
+      return messages.length;
+    });
+  }
+
+  /**
+   * Leases up to `limit` due pending deliveries of enabled endpoints to `owner` until `leaseUntil`. One statement; on
+   * PostgreSQL its rows are picked FOR UPDATE SKIP LOCKED, so two instances never claim the same row.
+   */
+  async claim(owner: string, now: number, leaseUntil: number, limit: number): Promise<ClaimedDelivery[]> {
+    const p = this.p.bind(this);
+    const due = `SELECT d.message_id, d.endpoint_id FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+      WHERE d.state = 'pending' AND d.next_attempt_at <= ${p(3)} AND (d.lease_until IS NULL OR d.lease_until < ${p(4)}) AND e.status = 'enabled'
+      ORDER BY d.next_attempt_at LIMIT ${Math.floor(limit)}${this.postgres ? ' FOR UPDATE OF d SKIP LOCKED' : ''}`;
+    const rows = await this.query<Record<string, unknown>>(
+      this.postgres
+        ? `UPDATE webhook_deliveries w SET lease_owner = $1, lease_until = $2 FROM (${due}) c
+             WHERE w.message_id = c.message_id AND w.endpoint_id = c.endpoint_id RETURNING w.message_id, w.endpoint_id, w.attempts, w.step`
+        : `UPDATE webhook_deliveries SET lease_owner = ?, lease_until = ? WHERE (message_id, endpoint_id) IN (${due})
+             RETURNING message_id, endpoint_id, attempts, step`,
+      [owner, leaseUntil, now, now],
+    );
+    return rows.map((row) => ({
+      messageId: row.message_id as string,
+      endpointId: row.endpoint_id as string,
+      attempts: Number(row.attempts),
+      step: Number(row.step),
+      leaseUntil,
+    }));
+  }
+
+  /** Gives back leases this owner holds (a clean shutdown; on SQLite, the leases of a process that died). */
+  async releaseLeases(owner?: string): Promise<void> {
+    await this.query(
+      `UPDATE webhook_deliveries SET lease_owner = NULL, lease_until = NULL WHERE lease_owner ${owner === undefined ? 'IS NOT NULL' : `= ${this.p(1)}`}`,
+      owner === undefined ? [] : [owner],
+    );
+  }
+
+  /**
+   * The outcome of one attempt: its log row, and the delivery's next state, only while `owner` still holds the lease
+   * (after a lease ran out another instance may own the row: its own attempt decides).
+   */
+  *recordAttempt(owner: string, record: AttemptRecord, state: DeliveryState, step: number): Steps<boolean> {
+    const p = this.p.bind(this);
+    const updated = yield [
+      `UPDATE webhook_deliveries SET state = ${p(1)}, attempts = ${p(2)}, step = ${p(3)}, next_attempt_at = ${p(4)}, lease_owner = NULL, lease_until = NULL, updated_at = ${p(5)}
+        WHERE message_id = ${p(6)} AND endpoint_id = ${p(7)} AND lease_owner = ${p(8)} RETURNING message_id`,
+      [state, record.attempt, step, record.nextAttemptAt, record.attemptedAt, record.messageId, record.endpointId, owner],
+    ];
+    yield* this.logAttempts([record]);
+    return updated.length > 0;
+  }
+
+  /**
+   * Pending deliveries of disabled endpoints become skipped, one log row each, in batches; returns how many. Rows
+   * still leased are left to their worker, which skips them when it sees the endpoint disabled.
+   */
+  skipDisabled(now: number): Promise<number> {
+    const p = this.p.bind(this);
+    const store = this;
+    return this.transaction(function* () {
+      const rows = yield [
+        `UPDATE webhook_deliveries SET state = 'skipped', next_attempt_at = NULL, updated_at = ${p(1)}
+          WHERE (message_id, endpoint_id) IN (SELECT d.message_id, d.endpoint_id FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+            WHERE d.state = 'pending' AND e.status = 'disabled' AND (d.lease_until IS NULL OR d.lease_until < ${p(2)}) LIMIT ${BATCH})
+          RETURNING message_id, endpoint_id, attempts`,
+        [now, now],
+      ];
+      if (rows.length === 0) return 0;
+      const types = yield [
+        `SELECT id, event_type FROM webhook_messages WHERE id IN (${store.list(1, rows.length)})`,
+        rows.map((row) => row.message_id),
+      ];
+      const typeOf = new Map(types.map((row) => [row.id as string, row.event_type as string]));
+      yield* store.logAttempts(
+        rows.map((row) => skipRecord(row.message_id as string, row.endpoint_id as string, typeOf.get(row.message_id as string) ?? '', Number(row.attempts), now)),
+      );
+      return rows.length;
+    });
+  }
+
+  *logAttempts(records: AttemptRecord[]): Steps<void> {
+    const p = this.p.bind(this);
+    for (let start = 0; start < records.length; start += BATCH) {
+      const rows = records.slice(start, start + BATCH);
+      const tuples = rows.map((_, i) => `(${Array.from({ length: 12 }, (__, k) => p(i * 12 + k + 1)).join(', ')})`);
+      yield [
+        `INSERT INTO webhook_attempts (id, message_id, endpoint_id, event_type, attempt, attempted_at, outcome, status_code, error, latency_ms, response_body, next_attempt_at) VALUES ${tuples.join(', ')}`,
+        rows.flatMap((r) => [
+          uuidv7(r.attemptedAt),
+          r.messageId,
+          r.endpointId,
+          r.eventType,
+          r.attempt,
+          r.attemptedAt,
+          r.outcome,
+          r.statusCode,
+          r.error,
+          r.latencyMs,
+          r.responseBody,
+          r.nextAttemptAt,
+        ]),
+      ];
+    }
+  }
+
+  /**
+   * Deletes, in small batches, messages older than `cutoff` with no pending delivery (their deliveries go with them),
+   * and attempt log rows older than `cutoff`. Returns the rows deleted.
+   */
+  async prune(cutoff: number): Promise<{ messages: number; attempts: number }> {
+    const p = this.p.bind(this);
+    const messages = await this.query(
+      `DELETE FROM webhook_messages WHERE id IN (SELECT m.id FROM webhook_messages m WHERE m.created_at < ${p(1)} AND m.dispatched_at IS NOT NULL
+        AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.message_id = m.id AND d.state = 'pending') ORDER BY m.created_at LIMIT 500) RETURNING id`,
+      [cutoff],
+    );
+    const attempts = await this.query(
+      `DELETE FROM webhook_attempts WHERE id IN (SELECT id FROM webhook_attempts WHERE attempted_at < ${p(1)} LIMIT 1000) RETURNING id`,
+      [cutoff],
+    );
+    return { messages: messages.length, attempts: attempts.length };
+  }
+
+  /** What health reports: deliveries waiting for an attempt plus messages not yet fanned out, and the oldest's age. */
+  async backlog(now: number): Promise<{ pending: number; oldestPendingAgeSeconds: number | null }> {
+    const [deliveries] = await this.query<{ n: unknown; oldest: unknown }>(
+      "SELECT COUNT(*) AS n, MIN(message_created_at) AS oldest FROM webhook_deliveries WHERE state = 'pending'",
+    );
+    const [messages] = await this.query<{ n: unknown; oldest: unknown }>(
+      'SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM webhook_messages WHERE dispatched_at IS NULL',
+    );
+    const oldest = [deliveries.oldest, messages.oldest].filter((v) => v !== null && v !== undefined).map(Number);
+    return {
+      pending: Number(deliveries.n) + Number(messages.n),
+      oldestPendingAgeSeconds: oldest.length ? Math.max(0, Math.round((now - Math.min(...oldest)) / 1000)) : null,
+    };
+  }
+}
+
+export function skipRecord(messageId: string, endpointId: string, eventType: string, attempt: number, now: number): AttemptRecord {
+  return {
+    messageId,
+    endpointId,
+    eventType,
+    attempt,
+    attemptedAt: now,
+    outcome: 'skipped',
+    statusCode: null,
+    error: 'endpoint_disabled',
+    latencyMs: null,
+    responseBody: null,
+    nextAttemptAt: null,
+  };
+}

@@ -1,0 +1,34 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AppConfig } from '../config/config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+import { LeadsModule } from '../leads/leads.module.js';
+import { systemResolver } from './webhook-address.js';
+import { WebhookDispatcher } from './webhook-dispatcher.service.js';
+import { WebhookEndpoint } from './webhook-endpoint.entity.js';
+import { WebhookHttpClient } from './webhook-http.js';
+import { WebhookMessage } from './webhook-message.entity.js';
+import { WebhookStore } from './webhook-store.js';
+import { WEBHOOK_HTTP_CLIENT, WEBHOOK_RESOLVER } from './webhook-tokens.js';
+import { WebhooksController } from './webhooks.controller.js';
+import { WebhooksService } from './webhooks.service.js';
+
+@Module({
+  imports: [TypeOrmModule.forFeature([WebhookEndpoint, WebhookMessage]), LeadsModule],
+  controllers: [WebhooksController],
+  providers: [
+    WebhooksService,
+    WebhookStore,
+    WebhookDispatcher,
+    { provide: WEBHOOK_RESOLVER, useValue: systemResolver },
+    {
+      provide: WEBHOOK_HTTP_CLIENT,
+      inject: [APP_CONFIG, WEBHOOK_RESOLVER],
+      useFactory: (config: AppConfig, resolver: typeof systemResolver) =>
+        new WebhookHttpClient({ allowPrivate: config.webhooks.allowPrivate, resolver, userAgent: `leads-service/${config.version} (webhooks)` }),
+    },
+  ],
+  // The store answers health's backlog question.
+  exports: [WebhookStore],
+})
+export class WebhooksModule {}

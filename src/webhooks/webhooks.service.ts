@@ -1,0 +1,305 @@
+import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { Repository } from 'typeorm';
+import { AppConfig } from '../config/config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+import { uuidv7 } from '../database/uuid-v7.js';
+import { leadViewOf } from '../leads/lead-reader.service.js';
+import { LeadWriter } from '../leads/lead-writer.service.js';
+import { AppError, invalidQuery, validationFailed } from '../problem/app-error.js';
+import type { FieldErrorCode } from '../problem/error-catalog.js';
+import { SecretBox } from '../secrets/secret-box.js';
+import { checkUrl, Resolver } from './webhook-address.js';
+import { WebhookDispatcher } from './webhook-dispatcher.service.js';
+import { WebhookEndpoint } from './webhook-endpoint.entity.js';
+import { EVENT_TYPES, messageId, messagePayload, newSecret, TEST_EVENT } from './webhook-events.js';
+import { WebhookMessage } from './webhook-message.entity.js';
+import { EndpointChanges, parseEndpointCreate, parseEndpointUpdate, parseReplay } from './webhook-request.js';
+import { WebhookStore } from './webhook-store.js';
+import { WEBHOOK_RESOLVER } from './webhook-tokens.js';
+
+/** How long the previous secret keeps signing beside the new one after a rotation. */
+export const ROTATION_GRACE_MS = 24 * 3_600_000;
+const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const MESSAGE_ID = /^msg_[0-9a-f]{32}$/;
+const CURSOR = /^(\d{1,15})\.([0-9a-f-]{36})$/;
+/** Deliveries switched back to pending per statement by a replay. */
+const REPLAY_BATCH = 1000;
+
+export interface WebhookEndpointView {
+  id: string;
+  url: string;
+  events: string[];
+  description: string | null;
+  status: WebhookEndpoint['status'];
+  disabled_reason: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface WebhookAttemptView {
+  message_id: string;
+  event_type: string;
+  attempt: number;
+  attempted_at: string;
+  outcome: 'succeeded' | 'failed' | 'skipped';
+  status_code: number | null;
+  error: string | null;
+  latency_ms: number | null;
+  response_body: string | null;
+  next_attempt_at: string | null;
+}
+
+export interface DeliveriesQuery {
+  limit?: number;
+  cursor?: string;
+  message_id?: string;
+}
+
+/**
+ * Webhook endpoints and their deliveries (docs/decisions/0027-webhooks-outbox.md), and the outbox: every stored lead
+ * gets its `lead.received` message in the transaction that stores it (LeadWriter.alsoWrite).
+ */
+@Injectable()
+export class WebhooksService implements OnModuleInit {
+  private readonly logger = new Logger('Webhooks');
+  private readonly settings: AppConfig['webhooks'];
+
+  constructor(
+    @Inject(APP_CONFIG) config: AppConfig,
+    @InjectRepository(WebhookEndpoint) private readonly endpoints: Repository<WebhookEndpoint>,
+    private readonly writer: LeadWriter,
+    private readonly store: WebhookStore,
+    private readonly box: SecretBox,
+    private readonly dispatcher: WebhookDispatcher,
+    @Inject(WEBHOOK_RESOLVER) private readonly resolver: Resolver,
+  ) {
+    this.settings = config.webhooks;
+  }
+
+  onModuleInit(): void {
+    this.writer.alsoWrite(WebhookMessage, (lead) => {
+      const view = leadViewOf(lead);
+      return [
+        {
+          id: messageId(uuidv7(lead.receivedAt.getTime())),
+          eventType: 'lead.received',
+          payload: messagePayload('lead.received', lead.receivedAt, view),
+          leadId: lead.id,
+          endpointId: null,
+          createdAt: lead.receivedAt.getTime(),
+          dispatchedAt: null,
+        },
+      ];
+    });
+    this.writer.afterCommit(() => this.dispatcher.wake());
+  }
+
+  async create(body: Record<string, unknown>): Promise<WebhookEndpointView & { secret: string }> {
+    const changes = parseEndpointCreate(body);
+    const url = await this.checkedUrl(changes.url!);
+    if ((await this.endpoints.count()) >= this.settings.maxEndpoints) {
+      throw new AppError('webhook_limit_reached', `This service keeps at most ${this.settings.maxEndpoints} webhook endpoints; delete one first.`);
+    }
+    const id = uuidv7();
+    const secret = newSecret();
+    const now = Date.now();
+    const endpoint: WebhookEndpoint = {
+      id,
+      url,
+      events: JSON.stringify(changes.events ?? EVENT_TYPES),
+      description: changes.description ?? null,
+      secret: this.seal(secret, id),
+      previousSecret: null,
+      previousSecretExpiresAt: null,
+      status: 'enabled',
+      disabledReason: null,
+      failingSince: null,
+      createdAt: now,
+      updatedAt: now,
+    };
+    await this.endpoints.insert(endpoint);
+    this.logger.log({ endpoint_id: id }, 'Webhook endpoint created');
+    return { ...view(endpoint), secret };
+  }
+
+  async list(): Promise<{ data: WebhookEndpointView[] }> {
+    const rows = await this.endpoints.find({ order: { createdAt: 'ASC', id: 'ASC' } });
+    return { data: rows.map(view) };
+  }
+
+  async get(id: string): Promise<WebhookEndpointView> {
+    return view(await this.find(id));
+  }
+
+  async update(id: string, body: Record<string, unknown>): Promise<WebhookEndpointView> {
+    const changes: EndpointChanges = parseEndpointUpdate(body);
+    const endpoint = await this.find(id);
+    if (changes.url !== undefined) endpoint.url = await this.checkedUrl(changes.url);
+    if (changes.events !== undefined) endpoint.events = JSON.stringify(changes.events);
+    if (changes.description !== undefined) endpoint.description = changes.description;
+    if (changes.status === 'enabled' && endpoint.status !== 'enabled') {
+      Object.assign(endpoint, { status: 'enabled', disabledReason: null, failingSince: null });
+    } else if (changes.status === 'disabled' && endpoint.status !== 'disabled') {
+      Object.assign(endpoint, { status: 'disabled', disabledReason: 'Disabled through the API.' });
+    }
+    endpoint.updatedAt = Date.now();
+    const { id: _, ...columns } = endpoint;
+    await this.endpoints.update({ id }, columns);
+    if (changes.status) this.logger.log({ endpoint_id: id, status: endpoint.status }, 'Webhook endpoint status changed');
+    this.dispatcher.wake();
+    return view(endpoint);
+  }
+
+  async remove(id: string): Promise<void> {
+    const result = await this.endpoints.delete({ id: this.canonical(id) });
+    if (!result.affected) throw notFound();
+    this.logger.log({ endpoint_id: id }, 'Webhook endpoint deleted');
+  }
+
+  async rotateSecret(id: string): Promise<{ id: string; secret: string; previous_secret_expires_at: string }> {
+    const endpoint = await this.find(id);
+    const secret = newSecret();
+    const now = Date.now();
+    const expires = now + ROTATION_GRACE_MS;
+    await this.endpoints.update(
+      { id: endpoint.id },
+      { secret: this.seal(secret, endpoint.id), previousSecret: endpoint.secret, previousSecretExpiresAt: expires, updatedAt: now },
+    );
+    this.logger.log({ endpoint_id: endpoint.id }, 'Webhook secret rotated');
+    return { id: endpoint.id, secret, previous_secret_expires_at: new Date(expires).toISOString() };
+  }
+
+  /** A `webhook.test` message for this endpoint alone, through the same outbox and worker as every event. */
+  async test(id: string): Promise<{ message_id: string; event_type: string }> {
+    const endpoint = await this.find(id);
+    const now = new Date();
+    const message: WebhookMessage = {
+      id: messageId(uuidv7(now.getTime())),
+      eventType: TEST_EVENT,
+      payload: messagePayload(TEST_EVENT, now, { endpoint_id: endpoint.id }),
+      leadId: null,
+      endpointId: endpoint.id,
+      createdAt: now.getTime(),
+      dispatchedAt: null,
+    };
+    await this.endpoints.manager.getRepository(WebhookMessage).insert(message);
+    this.dispatcher.wake();
+    return { message_id: message.id, event_type: TEST_EVENT };
+  }
+
+  /** The endpoint's messages created in [since, until) are sent again, with their own ids, as a new series of attempts. */
+  async replay(id: string, body: Record<string, unknown>): Promise<{ replayed: number }> {
+    const { since, until } = parseReplay(body);
+    const endpoint = await this.find(id);
+    const p = this.store.p.bind(this.store);
+    const now = Date.now();
+    let replayed = 0;
+    for (;;) {
+      const rows = await this.store.query(
+        `UPDATE webhook_deliveries SET state = 'pending', step = 0, next_attempt_at = ${p(1)}, updated_at = ${p(2)}
+          WHERE (message_id, endpoint_id) IN (SELECT message_id, endpoint_id FROM webhook_deliveries
+            WHERE endpoint_id = ${p(3)} AND message_created_at >= ${p(4)} AND message_created_at < ${p(5)} AND state <> 'pending' LIMIT ${REPLAY_BATCH})
+          RETURNING message_id`,
+        [now, now, endpoint.id, since.getTime(), until?.getTime() ?? Number.MAX_SAFE_INTEGER],
+      );
+      replayed += rows.length;
+      if (rows.length < REPLAY_BATCH) break;
+    }
+    this.logger.log({ endpoint_id: endpoint.id, replayed }, 'Webhook messages replayed');
+    this.dispatcher.wake();
+    return { replayed };
+  }
+
+  /** The endpoint's attempt log, newest first, in keyset pages. */
+  async deliveries(id: string, query: DeliveriesQuery): Promise<{ data: WebhookAttemptView[]; next_cursor: string | null }> {
+    const endpoint = await this.find(id);
+    const limit = query.limit ?? 50;
+    const p = this.store.p.bind(this.store);
+    const params: unknown[] = [endpoint.id];
+    let where = `endpoint_id = ${p(1)}`;
+    if (query.message_id !== undefined) {
+      if (!MESSAGE_ID.test(query.message_id)) {
+        throw invalidQuery([{ parameter: 'message_id', code: 'invalid_format', detail: 'message_id must be a message id such as msg_0193…, as webhook-id carries it.' }]);
+      }
+      params.push(query.message_id);
+      where += ` AND message_id = ${p(params.length)}`;
+    }
+    if (query.cursor !== undefined) {
+      const match = CURSOR.exec(Buffer.from(query.cursor, 'base64url').toString('latin1'));
+      if (!match || query.cursor.length > 80) {
+        throw invalidQuery([{ parameter: 'cursor', code: 'invalid_cursor', detail: 'Pass the next_cursor of a page of this endpoint, or start again without one.' }]);
+      }
+      params.push(Number(match[1]), Number(match[1]), match[2]);
+      where += ` AND (attempted_at < ${p(params.length - 2)} OR (attempted_at = ${p(params.length - 1)} AND id < ${p(params.length)}))`;
+    }
+    const rows = await this.store.query<Record<string, unknown>>(
+      `SELECT id, message_id, event_type, attempt, attempted_at, outcome, status_code, error, latency_ms, response_body, next_attempt_at
+        FROM webhook_attempts WHERE ${where} ORDER BY attempted_at DESC, id DESC LIMIT ${limit + 1}`,
+      params,
+    );
+    const page = rows.slice(0, limit);
+    const last = page.at(-1);
+    return {
+      data: page.map(attemptView),
+      next_cursor: rows.length > limit && last ? Buffer.from(`${Number(last.attempted_at)}.${last.id as string}`, 'latin1').toString('base64url') : null,
+    };
+  }
+
+  private async checkedUrl(raw: string): Promise<string> {
+    const verdict = await checkUrl(raw, { allowPrivate: this.settings.allowPrivate, resolver: this.resolver });
+    if (!verdict.ok) throw validationFailed([{ pointer: '/url', code: verdict.code as FieldErrorCode, detail: verdict.detail }]);
+    return verdict.url.href;
+  }
+
+  private async find(id: string): Promise<WebhookEndpoint> {
+    const endpoint = await this.endpoints.findOneBy({ id: this.canonical(id) });
+    if (!endpoint) throw notFound();
+    return endpoint;
+  }
+
+  /** Any other id is no endpoint's (and PostgreSQL would not be asked about a NUL). */
+  private canonical(id: string): string {
+    const canonical = id.toLowerCase();
+    if (!CANONICAL_UUID.test(canonical)) throw notFound();
+    return canonical;
+  }
+
+  private seal(secret: string, endpointId: string): string {
+    return this.box.seal(secret, `webhook_secret:${endpointId}`);
+  }
+}
+
+function notFound(): AppError {
+  return new AppError('webhook_not_found', 'No webhook endpoint has this id.');
+}
+
+function view(endpoint: WebhookEndpoint): WebhookEndpointView {
+  return {
+    id: endpoint.id,
+    url: endpoint.url,
+    events: JSON.parse(endpoint.events) as string[],
+    description: endpoint.description,
+    status: endpoint.status,
+    disabled_reason: endpoint.disabledReason,
+    created_at: new Date(endpoint.createdAt).toISOString(),
+    updated_at: new Date(endpoint.updatedAt).toISOString(),
+  };
+}
+
+const isoOrNull = (value: unknown): string | null => (value === null || value === undefined ? null : new Date(Number(value)).toISOString());
+
+function attemptView(row: Record<string, unknown>): WebhookAttemptView {
+  return {
+    message_id: row.message_id as string,
+    event_type: row.event_type as string,
+    attempt: Number(row.attempt),
+    attempted_at: new Date(Number(row.attempted_at)).toISOString(),
+    outcome: row.outcome as WebhookAttemptView['outcome'],
+    status_code: row.status_code === null ? null : Number(row.status_code),
+    error: (row.error as string | null) ?? null,
+    latency_ms: row.latency_ms === null ? null : Number(row.latency_ms),
+    response_body: (row.response_body as string | null) ?? null,
+    next_attempt_at: isoOrNull(row.next_attempt_at),
+  };
+}
