@@ -349,7 +349,7 @@ describe('test, deliveries, rotate', () => {
     expect(table.code).toBe(0);
     const lines = table.stdout.split('\n').filter((line) => line.trim() !== '');
     expect(lines[0]).toMatch(/^attempted_at +message_id +event_type +attempt +outcome +status\/error +latency_ms +next_attempt_at$/);
-    expect(lines[2]).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d +msg_[0-9a-f]{32} +webhook\.test +\d+ +(succeeded|failed) /);
+    expect(lines[2]).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ +msg_[0-9a-f]{32} +webhook\.test +\d+ +(succeeded|failed) /);
     expect(lines[4]).toMatch(new RegExp(`^more: leads webhooks deliveries ${endpoint.id} --cursor \\S+ --limit 2$`));
   });
 
