@@ -125,12 +125,18 @@ describe('webhooks', () => {
       ]);
       expectProblem(await call('post', '/api/v1/webhooks', {}), 422, 'validation_failed');
       expectProblem(await call('post', '/api/v1/webhooks', { url: 'not a url' }), 422, 'validation_failed');
-      expect((await call('post', '/api/v1/webhooks', { url: 'ftp://127.0.0.1/' })).body.errors[0]).toMatchObject({ pointer: '/url', code: 'scheme_not_allowed' });
+      expect((await call('post', '/api/v1/webhooks', { url: 'ftp://127.0.0.1/' })).body.errors[0]).toMatchObject({
+        pointer: '/url',
+        code: 'scheme_not_allowed',
+      });
       expect((await call('post', '/api/v1/webhooks', { url: 'http://user:pw@127.0.0.1/' })).body.errors[0]).toMatchObject({
         pointer: '/url',
         code: 'credentials_not_allowed',
       });
-      expect((await call('post', '/api/v1/webhooks', { url: receiver.url, events: [] })).body.errors[0]).toMatchObject({ pointer: '/events', code: 'too_short' });
+      expect((await call('post', '/api/v1/webhooks', { url: receiver.url, events: [] })).body.errors[0]).toMatchObject({
+        pointer: '/events',
+        code: 'too_short',
+      });
       expectProblem(await call('post', '/api/v1/webhooks', [1] as unknown as object), 400, 'body_not_object');
       const endpoint = await create();
       expect((await call('patch', `/api/v1/webhooks/${endpoint.id}`, {})).body.errors[0]).toMatchObject({ pointer: '', code: 'empty_patch' });
@@ -260,7 +266,12 @@ describe('webhooks', () => {
       const ids = all.map((r) => r.headers['webhook-id']);
       // The first lead's message again, with its original id, and the skipped one.
       expect(ids[1] === ids[0] || ids[2] === ids[0]).toBe(true);
-      expect(all.slice(1).map((r) => JSON.parse(r.body).data.nome).sort()).toEqual(['Primeiro', 'Segundo']);
+      expect(
+        all
+          .slice(1)
+          .map((r) => JSON.parse(r.body).data.nome)
+          .sort(),
+      ).toEqual(['Primeiro', 'Segundo']);
     });
 
     it('refuses bad replays', async () => {
@@ -333,8 +344,7 @@ describe('webhooks: server-side request forgery', () => {
     await t.close();
   });
 
-  const create = (url: string) =>
-    t.http.post('/api/v1/webhooks').set('Authorization', `Bearer ${manager}`).send({ url }).then(expectContract);
+  const create = (url: string) => t.http.post('/api/v1/webhooks').set('Authorization', `Bearer ${manager}`).send({ url }).then(expectContract);
 
   it.each([
     ['http://hooks.example.com/', 'scheme_not_allowed'],

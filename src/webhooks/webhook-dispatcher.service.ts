@@ -129,7 +129,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   private async startWaiting(): Promise<void> {
     const ids = [...new Set(this.waiting.map((d) => d.endpointId))];
     const endpoints = await this.endpoints(ids);
-    for (let index = 0; index < this.waiting.length; ) {
+    for (let index = 0; index < this.waiting.length;) {
       const delivery = this.waiting[index];
       const endpoint = endpoints.get(delivery.endpointId);
       if (Date.now() + this.settings.timeoutMs + 1000 > delivery.leaseUntil) {

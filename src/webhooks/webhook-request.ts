@@ -98,7 +98,12 @@ export function parseReplay(body: Record<string, unknown>): { since: Date; until
       return undefined;
     }
     const parsed = value.length <= 64 ? parseDateTime(value) : undefined;
-    if (!parsed) errors.push({ pointer: `/${name}`, code: 'invalid_date', detail: `${name} must be an RFC 3339 date-time with a time zone, such as 2026-11-22T13:45:14Z.` });
+    if (!parsed)
+      errors.push({
+        pointer: `/${name}`,
+        code: 'invalid_date',
+        detail: `${name} must be an RFC 3339 date-time with a time zone, such as 2026-11-22T13:45:14Z.`,
+      });
     return parsed;
   };
   const since = date('since');

@@ -108,46 +108,47 @@ export class WebhookStore {
    * Returns how many messages were fanned out.
    */
   fanOut(now: number): Promise<number> {
+    return this.transaction(() => this.fanOutSteps(now));
+  }
+
+  private *fanOutSteps(now: number): Steps<number> {
     const p = this.p.bind(this);
-    const store = this;
-    return this.transaction(function* () {
-      const messages = yield [
-        `SELECT id, event_type, endpoint_id, created_at FROM webhook_messages WHERE dispatched_at IS NULL ORDER BY id LIMIT ${BATCH}${store.postgres ? ' FOR UPDATE SKIP LOCKED' : ''}`,
-        [],
+    const messages = yield [
+      `SELECT id, event_type, endpoint_id, created_at FROM webhook_messages WHERE dispatched_at IS NULL ORDER BY id LIMIT ${BATCH}${this.postgres ? ' FOR UPDATE SKIP LOCKED' : ''}`,
+      [],
+    ];
+    if (messages.length === 0) return 0;
+    const endpoints = yield ['SELECT id, events, status, created_at FROM webhook_endpoints', []];
+    const subscribed = endpoints.map((e) => ({
+      id: e.id as string,
+      events: JSON.parse(e.events as string) as string[],
+      enabled: e.status === 'enabled',
+      createdAt: Number(e.created_at),
+    }));
+    const deliveries: unknown[][] = [];
+    const skips: AttemptRecord[] = [];
+    for (const message of messages) {
+      const createdAt = Number(message.created_at);
+      const targets = message.endpoint_id
+        ? subscribed.filter((e) => e.id === message.endpoint_id)
+        : subscribed.filter((e) => e.events.includes(message.event_type as string) && e.createdAt <= createdAt);
+      for (const endpoint of targets) {
+        deliveries.push([message.id, endpoint.id, createdAt, endpoint.enabled ? 'pending' : 'skipped', endpoint.enabled ? now : null, now]);
+        if (!endpoint.enabled) skips.push(skipRecord(message.id as string, endpoint.id, message.event_type as string, 0, now));
+      }
+    }
+    for (let start = 0; start < deliveries.length; start += BATCH) {
+      const rows = deliveries.slice(start, start + BATCH);
+      const tuples = rows.map((_, i) => `(${[1, 2, 3, 4, 5, 6].map((k) => p(i * 6 + k)).join(', ')}, 0, 0)`);
+      yield [
+        `INSERT INTO webhook_deliveries (message_id, endpoint_id, message_created_at, state, next_attempt_at, updated_at, attempts, step) VALUES ${tuples.join(', ')} ON CONFLICT DO NOTHING`,
+        rows.flat(),
       ];
-      if (messages.length === 0) return 0;
-      const endpoints = yield ['SELECT id, events, status, created_at FROM webhook_endpoints', []];
-      const subscribed = endpoints.map((e) => ({
-        id: e.id as string,
-        events: JSON.parse(e.events as string) as string[],
-        enabled: e.status === 'enabled',
-        createdAt: Number(e.created_at),
-      }));
-      const deliveries: unknown[][] = [];
-      const skips: AttemptRecord[] = [];
-      for (const message of messages) {
-        const createdAt = Number(message.created_at);
-        const targets = message.endpoint_id
-          ? subscribed.filter((e) => e.id === message.endpoint_id)
-          : subscribed.filter((e) => e.events.includes(message.event_type as string) && e.createdAt <= createdAt);
-        for (const endpoint of targets) {
-          deliveries.push([message.id, endpoint.id, createdAt, endpoint.enabled ? 'pending' : 'skipped', endpoint.enabled ? now : null, now]);
-          if (!endpoint.enabled) skips.push(skipRecord(message.id as string, endpoint.id, message.event_type as string, 0, now));
-        }
-      }
-      for (let start = 0; start < deliveries.length; start += BATCH) {
-        const rows = deliveries.slice(start, start + BATCH);
-        const tuples = rows.map((_, i) => `(${[1, 2, 3, 4, 5, 6].map((k) => p(i * 6 + k)).join(', ')}, 0, 0)`);
-        yield [
-          `INSERT INTO webhook_deliveries (message_id, endpoint_id, message_created_at, state, next_attempt_at, updated_at, attempts, step) VALUES ${tuples.join(', ')} ON CONFLICT DO NOTHING`,
-          rows.flat(),
-        ];
-      }
-      if (skips.length) yield* store.logAttempts(skips);
-      const ids = messages.map((m) => m.id);
-      yield [`UPDATE webhook_messages SET dispatched_at = ${p(1)} WHERE id IN (${store.list(2, ids.length)})`, [now, ...ids]];
-      return messages.length;
-    });
+    }
+    if (skips.length) yield* this.logAttempts(skips);
+    const ids = messages.map((m) => m.id);
+    yield [`UPDATE webhook_messages SET dispatched_at = ${p(1)} WHERE id IN (${this.list(2, ids.length)})`, [now, ...ids]];
+    return messages.length;
   }
 
   /**
@@ -204,27 +205,25 @@ export class WebhookStore {
    * still leased are left to their worker, which skips them when it sees the endpoint disabled.
    */
   skipDisabled(now: number): Promise<number> {
+    return this.transaction(() => this.skipDisabledSteps(now));
+  }
+
+  private *skipDisabledSteps(now: number): Steps<number> {
     const p = this.p.bind(this);
-    const store = this;
-    return this.transaction(function* () {
-      const rows = yield [
-        `UPDATE webhook_deliveries SET state = 'skipped', next_attempt_at = NULL, updated_at = ${p(1)}
-          WHERE (message_id, endpoint_id) IN (SELECT d.message_id, d.endpoint_id FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
-            WHERE d.state = 'pending' AND e.status = 'disabled' AND (d.lease_until IS NULL OR d.lease_until < ${p(2)}) LIMIT ${BATCH})
-          RETURNING message_id, endpoint_id, attempts`,
-        [now, now],
-      ];
-      if (rows.length === 0) return 0;
-      const types = yield [
-        `SELECT id, event_type FROM webhook_messages WHERE id IN (${store.list(1, rows.length)})`,
-        rows.map((row) => row.message_id),
-      ];
-      const typeOf = new Map(types.map((row) => [row.id as string, row.event_type as string]));
-      yield* store.logAttempts(
-        rows.map((row) => skipRecord(row.message_id as string, row.endpoint_id as string, typeOf.get(row.message_id as string) ?? '', Number(row.attempts), now)),
-      );
-      return rows.length;
-    });
+    const rows = yield [
+      `UPDATE webhook_deliveries SET state = 'skipped', next_attempt_at = NULL, updated_at = ${p(1)}
+        WHERE (message_id, endpoint_id) IN (SELECT d.message_id, d.endpoint_id FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+          WHERE d.state = 'pending' AND e.status = 'disabled' AND (d.lease_until IS NULL OR d.lease_until < ${p(2)}) LIMIT ${BATCH})
+        RETURNING message_id, endpoint_id, attempts`,
+      [now, now],
+    ];
+    if (rows.length === 0) return 0;
+    const types = yield [`SELECT id, event_type FROM webhook_messages WHERE id IN (${this.list(1, rows.length)})`, rows.map((row) => row.message_id)];
+    const typeOf = new Map(types.map((row) => [row.id as string, row.event_type as string]));
+    yield* this.logAttempts(
+      rows.map((row) => skipRecord(row.message_id as string, row.endpoint_id as string, typeOf.get(row.message_id as string) ?? '', Number(row.attempts), now)),
+    );
+    return rows.length;
   }
 
   *logAttempts(records: AttemptRecord[]): Steps<void> {

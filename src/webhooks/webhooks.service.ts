@@ -220,7 +220,9 @@ export class WebhooksService implements OnModuleInit {
     let where = `endpoint_id = ${p(1)}`;
     if (query.message_id !== undefined) {
       if (!MESSAGE_ID.test(query.message_id)) {
-        throw invalidQuery([{ parameter: 'message_id', code: 'invalid_format', detail: 'message_id must be a message id such as msg_0193…, as webhook-id carries it.' }]);
+        throw invalidQuery([
+          { parameter: 'message_id', code: 'invalid_format', detail: 'message_id must be a message id such as msg_0193…, as webhook-id carries it.' },
+        ]);
       }
       params.push(query.message_id);
       where += ` AND message_id = ${p(params.length)}`;
@@ -228,7 +230,9 @@ export class WebhooksService implements OnModuleInit {
     if (query.cursor !== undefined) {
       const match = CURSOR.exec(Buffer.from(query.cursor, 'base64url').toString('latin1'));
       if (!match || query.cursor.length > 80) {
-        throw invalidQuery([{ parameter: 'cursor', code: 'invalid_cursor', detail: 'Pass the next_cursor of a page of this endpoint, or start again without one.' }]);
+        throw invalidQuery([
+          { parameter: 'cursor', code: 'invalid_cursor', detail: 'Pass the next_cursor of a page of this endpoint, or start again without one.' },
+        ]);
       }
       params.push(Number(match[1]), Number(match[1]), match[2]);
       where += ` AND (attempted_at < ${p(params.length - 2)} OR (attempted_at = ${p(params.length - 1)} AND id < ${p(params.length)}))`;
