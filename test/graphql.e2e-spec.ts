@@ -25,7 +25,7 @@ const SCHEMA_FILE = 'src/graphql/schema.graphql';
 const BODY_LIMIT = 16 * 1024;
 const MAX_QUERY_LENGTH = 8192;
 
-const HEALTH_QUERY = '{ health { status version checks { database redis } } }';
+const HEALTH_QUERY = '{ health { status version checks { database redis } webhooks { pending oldest_pending_age_seconds } } }';
 const SITE_QUERY = `{
   site {
     brand company phone
@@ -128,7 +128,7 @@ describe('GraphQL: POST /api/v1/graphql', () => {
       // The schema always has the `redis` field; REST leaves it out when Redis is not configured.
       expect(health).toEqual({ ...rest.body, checks: { redis: null, ...rest.body.checks } });
       expect(health.status).toBe('ok');
-      const { health: without } = await data('{ health { status version checks { database } } }');
+      const { health: without } = await data('{ health { status version checks { database } webhooks { pending oldest_pending_age_seconds } } }');
       expect(without).toEqual(rest.body);
     });
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { AppConfig } from '../config/config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { safeError } from '../logging/safe-error.js';
@@ -34,7 +34,7 @@ interface EndpointState {
  * lead (wake()); otherwise it polls every WEBHOOK_POLL_INTERVAL for work stored elsewhere.
  */
 @Injectable()
-export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationShutdown {
+export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('Webhooks');
   private readonly owner = `w_${randomUUID()}`;
   private readonly settings: AppConfig['webhooks'];
@@ -68,8 +68,11 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     this.loop = this.run();
   }
 
-  /** Stops claiming, lets attempts under way finish (bounded by their timeout), and gives back unstarted leases. */
-  async onApplicationShutdown(): Promise<void> {
+  /**
+   * Stops claiming, lets attempts under way finish (bounded by their timeout), and gives back unstarted leases; before
+   * the database closes (TypeORM closes it at application shutdown, after every module's onModuleDestroy).
+   */
+  async onModuleDestroy(): Promise<void> {
     if (!this.running) return;
     this.running = false;
     this.wake();

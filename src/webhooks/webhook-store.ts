@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { Database } from 'better-sqlite3';
+import type { Database, Statement } from 'better-sqlite3';
 import { DataSource } from 'typeorm';
 import { uuidv7 } from '../database/uuid-v7.js';
 
@@ -34,6 +34,8 @@ export interface AttemptRecord {
 
 /** Messages fanned out, and skipped deliveries logged, per statement at most. */
 const BATCH = 200;
+/** Prepared SQLite statements kept by their text (a few fixed texts, and one per batch size of the batched ones). */
+const STATEMENT_CACHE = 256;
 
 /**
  * The worker's SQL over the outbox tables (docs/decisions/0027-webhooks-outbox.md). A transaction is written once, as a
@@ -44,6 +46,8 @@ const BATCH = 200;
 @Injectable()
 export class WebhookStore {
   readonly postgres: boolean;
+  private readonly statements = new Map<string, Statement>();
+  private statementsOf?: Database;
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {
     this.postgres = dataSource.options.type === 'postgres';
@@ -69,7 +73,7 @@ export class WebhookStore {
         let next = run.next([]);
         while (!next.done) {
           const [sql, params] = next.value;
-          const statement = db.prepare(sql);
+          const statement = this.prepared(db, sql);
           next = run.next(statement.reader ? (statement.all(params) as Record<string, unknown>[]) : (statement.run(params), []));
         }
         return next.value;
@@ -94,6 +98,24 @@ export class WebhookStore {
     } finally {
       await runner.release();
     }
+  }
+
+  /**
+   * The statement for `sql`, prepared once: preparing took as long as running the worker's statements (bench/webhooks.mjs,
+   * bench/RESULTS.md). TypeORM keeps its own cache for dataSource.query; these run on the connection directly.
+   */
+  private prepared(db: Database, sql: string): Statement {
+    if (this.statementsOf !== db) {
+      this.statements.clear();
+      this.statementsOf = db;
+    }
+    let statement = this.statements.get(sql);
+    if (statement === undefined) {
+      statement = db.prepare(sql);
+      if (this.statements.size >= STATEMENT_CACHE) this.statements.clear();
+      this.statements.set(sql, statement);
+    }
+    return statement;
   }
 
   /** `IN (…)` placeholders for `count` values from parameter `first` on. */
@@ -210,6 +232,10 @@ export class WebhookStore {
 
   private *skipDisabledSteps(now: number): Steps<number> {
     const p = this.p.bind(this);
+    // Without this look at the (small) endpoint table first, the UPDATE below walked every pending delivery on each
+    // turn of the worker, which turns once per attempt under load (bench/RESULTS.md, Webhooks).
+    const disabled = yield ["SELECT id FROM webhook_endpoints WHERE status = 'disabled' LIMIT 1", []];
+    if (disabled.length === 0) return 0;
     const rows = yield [
       `UPDATE webhook_deliveries SET state = 'skipped', next_attempt_at = NULL, updated_at = ${p(1)}
         WHERE (message_id, endpoint_id) IN (SELECT d.message_id, d.endpoint_id FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
