@@ -16,6 +16,9 @@ export interface ClaimedDelivery {
   attempts: number;
   step: number;
   leaseUntil: number;
+  eventType: string;
+  /** The exact body to sign and send; undefined when the message is gone (its endpoint was deleted meanwhile). */
+  payload?: string;
 }
 
 export interface AttemptRecord {
@@ -190,12 +193,21 @@ export class WebhookStore {
              RETURNING message_id, endpoint_id, attempts, step`,
       [owner, leaseUntil, now, now],
     );
+    if (rows.length === 0) return [];
+    // The bodies in one query for the whole batch, not one per attempt (bench/RESULTS.md, Webhooks).
+    const messages = await this.query<{ id: string; event_type: string; payload: string }>(
+      `SELECT id, event_type, payload FROM webhook_messages WHERE id IN (${this.list(1, rows.length)})`,
+      rows.map((row) => row.message_id),
+    );
+    const byId = new Map(messages.map((message) => [message.id, message]));
     return rows.map((row) => ({
       messageId: row.message_id as string,
       endpointId: row.endpoint_id as string,
       attempts: Number(row.attempts),
       step: Number(row.step),
       leaseUntil,
+      eventType: byId.get(row.message_id as string)?.event_type ?? '',
+      payload: byId.get(row.message_id as string)?.payload,
     }));
   }
 
