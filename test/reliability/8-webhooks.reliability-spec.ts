@@ -7,6 +7,7 @@ import { LeadLedger } from './support/leads.js';
 import { runLoad, sleep, Teardown, waitFor } from './support/load.js';
 import { seconds, SHORT } from './support/mode.js';
 import { logSummary, report } from './support/report.js';
+import { Tally } from './support/tally.js';
 import { DATABASES, proxyFor, TEST_DATABASE_URL, through } from './support/services.js';
 import { attemptLog, createEndpoint, deliveries, deliverySummary, drained, drainTime, LEASE_MS, operatorToken, WEBHOOK_ENV } from './support/webhooks.js';
 
@@ -234,9 +235,11 @@ describe('scenario 8: webhooks from the outbox', () => {
       const endpoint = await createEndpoint(clients[0], token, receiver.url);
       const ledger = new LeadLedger();
 
+      for (const client of clients) client.tally = new Tally();
       const started = Date.now();
       await Promise.all(clients.map((client) => burst(ledger, client, TWO_LEADS / 2)));
       const postedMs = Date.now() - started;
+      const answers = clients.map((c) => c.tally.summary(postedMs));
       const drainMs = await drained(clients[1], receiver.received, endpoint.secret, ledger.acknowledged, 30_000);
       // The token is the first instance's (each has its own issuer URL here).
       const log = await attemptLog(clients[0], token, endpoint.id);
@@ -246,7 +249,7 @@ describe('scenario 8: webhooks from the outbox', () => {
 
       report('8. Webhooks: two instances on one PostgreSQL', [
         `${TWO_LEADS} leads, half to each instance, ${CLIENTS} clients each (${seconds1(postedMs)}); receiver answers 200 after 50 ms; no kill, no failure`,
-        `leads: ${ledger.acknowledged.size} acknowledged with 201; ${clients.map((c) => c.tally.summary()).join(' | ')}`,
+        `leads: ${ledger.acknowledged.size} acknowledged with 201; ${answers.join(' | ')}`,
         `deliveries: ${deliverySummary(result)}; concurrent double deliveries: ${result.duplicates.length}`,
         `deliveries API: ${log.length} attempts, ${log.filter((a) => a.outcome !== 'succeeded').length} not succeeded`,
         `backlog drained ${drainTime(drainMs, 30_000)} after the last lead was acknowledged`,
@@ -261,5 +264,49 @@ describe('scenario 8: webhooks from the outbox', () => {
       expect(log.filter((a) => a.outcome !== 'succeeded')).toEqual([]);
     },
     90_000,
+  );
+  const TWO_ENDPOINT_LEADS = 400;
+  /** Well under a lease: a delivery dropped unsent waits a whole lease (LEASE_MS) before it is claimed again. */
+  const NO_STALL_MS = 8_000;
+
+  it.each(DATABASES)(
+    `on %s: two endpoints, ${TWO_ENDPOINT_LEADS} leads: each endpoint gets every message once, and none waits for a lease to run out`,
+    async (kind) => {
+      const database = teardown.add(await freshDatabase(kind), (db) => db.drop());
+      const receivers = [await WebhookReceiver.start(), await WebhookReceiver.start()];
+      for (const receiver of receivers) {
+        teardown.add(receiver, (r) => r.close());
+        receiver.fallback = { status: 200, delayMs: 100 };
+      }
+      const server = teardown.add(await startServer({ ...GENEROUS_LIMITS, ...database.env, ...WEBHOOK_ENV, LOG_LEVEL: 'warn' }), (s) => s.stop('SIGKILL'));
+      const client = teardown.add(new HttpClient(server.baseUrl, { sockets: CLIENTS }), (c) => c.close());
+      const token = await operatorToken(client, database.env);
+      const endpoints = [await createEndpoint(client, token, receivers[0].url), await createEndpoint(client, token, receivers[1].url)];
+      const ledger = new LeadLedger();
+
+      await burst(ledger, client, TWO_ENDPOINT_LEADS);
+      const drainMs = await Promise.all(receivers.map((r, i) => drained(client, r.received, endpoints[i].secret, ledger.acknowledged, LEASE_MS + 10_000)));
+      const logs = logSummary(server.output());
+      await server.stop('SIGTERM');
+      const results = receivers.map((r, i) => deliveries(r.received, endpoints[i].secret, ledger.acknowledged));
+      /** The longest silence between two requests to one receiver while its messages were still due. */
+      const gaps = receivers.map((r) => r.received.slice(1).reduce((max, request, i) => Math.max(max, request.at - r.received[i].at), 0));
+
+      report(`8. Webhooks: two endpoints on ${kind}`, [
+        `${TWO_ENDPOINT_LEADS} leads by ${CLIENTS} clients to one instance with two endpoints, each receiver answering 200 after 100 ms`,
+        ...results.map(
+          (result, i) =>
+            `endpoint ${i + 1}: ${deliverySummary(result)}; drained ${drainTime(drainMs[i], LEASE_MS + 10_000)} after the last lead; longest gap between requests ${seconds1(gaps[i])}`,
+        ),
+        `server log: ${logs}`,
+      ]);
+      for (const result of results) {
+        expect(result.invalid).toEqual([]);
+        expect(result.missing).toEqual([]);
+        expect(result.duplicates).toEqual([]);
+      }
+      for (const ms of drainMs) expect(ms).toBeLessThan(NO_STALL_MS);
+    },
+    60_000,
   );
 });
