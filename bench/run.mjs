@@ -108,7 +108,11 @@ async function startServer(kind, script = kind === 'service' ? SERVICE : BASELIN
       RATE_LIMIT_REGISTRATION: '100000000/1s',
       RATE_LIMIT_TOKEN: '100000000/1s',
     });
-    if (process.env.TEST_DATABASE_URL) env.DATABASE_URL = process.env.TEST_DATABASE_URL;
+    if (process.env.TEST_DATABASE_URL) {
+      env.DATABASE_URL = process.env.TEST_DATABASE_URL;
+      // Required on PostgreSQL. One fixed key for every run: they share the schema, and the signing keys the first sealed.
+      env.SECRETS_KEY = process.env.SECRETS_KEY ?? Buffer.alloc(32, 'bench secrets key').toString('base64');
+    }
   }
   const [command, args] = hasTaskset ? ['taskset', ['-c', '0', process.execPath, script]] : [process.execPath, [script]];
   const started = performance.now();

@@ -6,7 +6,10 @@ export class UsageError extends Error {}
 export interface Parsed {
   command?: string;
   positionals: string[];
+  /** The last value of each option given. */
   options: Record<string, string>;
+  /** Every value of each option, in order (for options that may be repeated, such as --event). */
+  repeated: Record<string, string[]>;
   switches: Set<string>;
 }
 
@@ -27,13 +30,17 @@ const VALUE_OPTIONS = new Set<string>([
   'delimiter',
   'output',
   'concurrency',
+  'event',
+  'description',
+  'wait',
+  'message',
 ]);
 /** Switches every command takes; the others belong to one command each. */
 const GLOBAL_SWITCHES = new Set(['json', 'help', 'version', 'verbose']);
 const SWITCHES = new Set([...GLOBAL_SWITCHES, 'save-secret', 'all', 'dry-run']);
 
 export function parseArgs(argv: string[]): Parsed {
-  const parsed: Parsed = { positionals: [], options: {}, switches: new Set() };
+  const parsed: Parsed = { positionals: [], options: {}, repeated: {}, switches: new Set() };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--') {
@@ -53,6 +60,7 @@ export function parseArgs(argv: string[]): Parsed {
         else if (i + 1 < argv.length) value = argv[++i];
         if (value === undefined) throw new UsageError(`--${name} needs a value`);
         parsed.options[name] = value;
+        (parsed.repeated[name] ??= []).push(value);
       } else if (SWITCHES.has(name) && eq === -1) {
         parsed.switches.add(name);
       } else {

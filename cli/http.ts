@@ -1,6 +1,7 @@
 // HTTP with the service: problems, exit codes, 429 retries and network failures, on Node's global fetch.
 
-export const EXIT = { ok: 0, usage: 1, invalid: 2, auth: 3, rateLimited: 4, server: 5 } as const;
+/** 6 and 7 are `leads webhooks test`'s: the first attempt failed, or none was made in time. */
+export const EXIT = { ok: 0, usage: 1, invalid: 2, auth: 3, rateLimited: 4, server: 5, webhookFailed: 6, webhookNotAttempted: 7 } as const;
 
 export interface Problem {
   type?: string;

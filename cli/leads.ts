@@ -11,6 +11,7 @@ import { LeadRow, formatTable } from './list.js';
 import { OperatorLogin, notLoggedIn, readSecret } from './login.js';
 import { Session } from './session.js';
 import { VERSION } from './version.js';
+import { WEBHOOKS_HELP, webhooks } from './webhooks.js';
 
 /** Replaced by the service with its PUBLIC_BASE_URL when it serves this file at /cli/leads. */
 const DEFAULT_BASE_URL: string = '__LEADS_BASE_URL__';
@@ -31,6 +32,8 @@ Commands:
   login                  log in as an operator client (OAuth client credentials) to list, export and import leads
   list                   list stored leads, newest first (operator, leads:read)
   export                 download stored leads as CSV or JSON Lines (operator, leads:export)
+  webhooks <command>     signed webhooks of stored leads (operator, webhooks:manage): add, list, test,
+                         deliveries, rotate, disable, enable, replay, remove (leads webhooks --help)
   logout                 forget the operator login; revoke the stored registration and delete its credentials
 
 Global options:
@@ -40,7 +43,8 @@ Global options:
   --help, -h             help (also after a command: leads submit --help)
   --version              print the version
 
-Exit codes: 0 ok, 1 usage, 2 invalid input, 3 auth, 4 rate limited, 5 server or network.
+Exit codes: 0 ok, 1 usage, 2 invalid input, 3 auth, 4 rate limited, 5 server or network
+(webhooks test: 6 the delivery failed, 7 no attempt in time).
 Credentials: ${'$'}LEADS_CONFIG_DIR, else ${'$'}XDG_CONFIG_HOME/leads-cli, else ~/.config/leads-cli (credentials.json, mode 0600).
 Operator: LEADS_CLIENT_SECRET renews an expired login; LEADS_CLIENT_ID with LEADS_CLIENT_SECRET stand in for a login.`;
 
@@ -86,7 +90,7 @@ input (typed without echo on a terminal; else its first line). --scope asks for 
 The access token expires (15 minutes). The secret is stored only with --save-secret, and then renews the
 token on its own; otherwise set LEADS_CLIENT_SECRET to renew it, or log in again (exit 3 says so).
 LEADS_CLIENT_ID and LEADS_CLIENT_SECRET together work without a login: nothing is stored.
-While logged in, list, export and import act as this client. leads logout forgets the login.`,
+While logged in, list, export, import and webhooks act as this client. leads logout forgets the login.`,
   list: `Usage: leads list [--limit N] [--cursor <cursor>] [filters] [--all] [--json]
 
 GET /api/v1/leads (operator login with leads:read): stored leads, newest first. --limit: 1 to 200 (default
@@ -105,6 +109,7 @@ data goes to standard output. A progress line (rows, bytes) is shown on stderr w
 ${FILTER_HELP}`,
   logout:
     'Usage: leads logout [--json]\n\nForgets the operator login (its access token expires on its own within 15 minutes), revokes the stored\nagent registration (by its assertion, at /oauth2/revoke) and deletes the credentials.',
+  webhooks: WEBHOOKS_HELP,
 };
 
 interface Context {
@@ -424,6 +429,8 @@ const commands: Record<string, (ctx: Context) => Promise<number>> = {
     }
     return EXIT.ok;
   },
+
+  webhooks,
 
   async logout(ctx) {
     allowOnly(ctx.parsed, [], 0);

@@ -1,4 +1,5 @@
-// `leads list` on a terminal: a table of the columns that fit its width, long values cut with an ellipsis.
+// Tables on a terminal (`leads list`, `leads webhooks list` and `deliveries`): the columns that fit its width, long
+// values cut with an ellipsis.
 
 export interface LeadRow {
   id: string;
@@ -6,8 +7,15 @@ export interface LeadRow {
   [field: string]: unknown;
 }
 
+/** A column: its heading, its widest width, and its value when that is not the field of its name. */
+export interface Column<Row> {
+  name: string;
+  max: number;
+  value?: (row: Row) => unknown;
+}
+
 /** Columns in the order they are dropped from the right when the terminal is narrow, with their widest width. */
-const COLUMNS: { name: string; max: number; value?: (lead: LeadRow) => unknown }[] = [
+const LEAD_COLUMNS: Column<LeadRow>[] = [
   { name: 'received_at', max: 20, value: (lead) => lead.received_at.replace('T', ' ').replace(/\.\d+/, '') },
   { name: 'nome', max: 28 },
   { name: 'email', max: 32 },
@@ -36,11 +44,22 @@ function cut(text: string, width: number): string {
 
 /** The lines of a table of `leads` no wider than `width` (at least the first column is shown). */
 export function formatTable(leads: LeadRow[], width: number): string[] {
-  const cells = COLUMNS.map((column) => leads.map((lead) => printable(column.value ? column.value(lead) : lead[column.name])));
-  const widths = COLUMNS.map((column, c) => Math.min(column.max, Math.max(column.name.length, ...cells[c].map((text) => Array.from(text).length))));
+  return formatRows(leads, LEAD_COLUMNS, width);
+}
+
+/**
+ * The lines of a table of `rows` no wider than `width`: columns that do not fit are left out (never the first). Each
+ * column is as wide as its widest value (at most its `max`), or always its `max` when `fixed`, so that tables printed
+ * page by page line up.
+ */
+export function formatRows<Row extends object>(rows: Row[], columns: Column<Row>[], width: number, fixed = false): string[] {
+  const cells = columns.map((column) => rows.map((row) => printable(column.value ? column.value(row) : (row as Record<string, unknown>)[column.name])));
+  const widths = columns.map((column, c) =>
+    fixed ? column.max : Math.min(column.max, Math.max(column.name.length, ...cells[c].map((text) => Array.from(text).length))),
+  );
   const shown: number[] = [];
   let used = 0;
-  for (let c = 0; c < COLUMNS.length; c++) {
+  for (let c = 0; c < columns.length; c++) {
     const extra = (shown.length ? GAP.length : 0) + widths[c];
     if (shown.length && used + extra > width) continue;
     shown.push(c);
@@ -52,8 +71,8 @@ export function formatTable(leads: LeadRow[], width: number): string[] {
       .join(GAP)
       .trimEnd();
   return [
-    line(COLUMNS.map((column) => column.name)),
+    line(columns.map((column) => column.name)),
     line(widths.map((w) => '-'.repeat(w))),
-    ...leads.map((_, row) => line(cells.map((column) => column[row]))),
+    ...rows.map((_, row) => line(cells.map((column) => column[row]))),
   ];
 }

@@ -33,6 +33,7 @@ export class AppModule implements NestModule {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
+        SecretsModule,
         ProblemModule,
         DatabaseModule.forRoot(config),
         SecretsModule,

@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { decodeProtectedHeader } from 'jose';
 import { KeyStore } from '../src/oauth/key-store.service.js';
 import { expectContract } from './support/contract.js';
@@ -127,6 +128,23 @@ describe('instances sharing one database', () => {
       // The running instance signs with the new keys once it looks again; tokens of the old keys stay valid meanwhile.
       const token = await accessToken(t, await register(t));
       expect((await submit(t, token)).status).toBe(201);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('keys:rotate with another secrets key refuses, and adds no key that the instances could not open', async () => {
+    const t = await startTestApp({}, database);
+    try {
+      const before = await kids(t);
+      const result = spawnSync(process.execPath, ['dist/src/oauth/rotate-keys.js'], {
+        env: { PATH: process.env.PATH, LOG_LEVEL: 'silent', ...database.env, SECRETS_KEY: randomBytes(32).toString('hex') },
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
+      expect(result.status).not.toBe(0);
+      expect(result.stderr).toContain('The signing keys in the database were sealed with another secrets key than this one');
+      expect(await kids(t)).toEqual(before);
     } finally {
       await t.close();
     }

@@ -18,6 +18,7 @@ import {
 import type { Response } from 'supertest';
 import { KeyStore } from '../src/oauth/key-store.service.js';
 import { SigningKey } from '../src/oauth/signing-key.entity.js';
+import { SecretBox } from '../src/secrets/secret-box.js';
 import { contractSchema, expectContract } from './support/contract.js';
 import { rawRequest as rawRequestTo } from './support/raw-http.js';
 import { countLeads, startTestApp, TestApp } from './support/test-app.js';
@@ -289,7 +290,8 @@ async function loadKeys(app: TestApp): Promise<Record<Purpose, RealKey>> {
   const current = (purpose: Purpose) => rows.filter((r) => r.purpose === purpose && !r.retiredAt).sort((a, b) => +b.createdAt - +a.createdAt)[0];
   const load = async (purpose: Purpose): Promise<RealKey> => {
     const row = current(purpose);
-    const privateJwk = JSON.parse(row.privateJwk) as JWK;
+    // Stored sealed (src/secrets/secret-box.ts): opened as the service opens it.
+    const privateJwk = JSON.parse(app.app.get(SecretBox).open(row.privateJwk, `signing_key:${row.kid}`)) as JWK;
     return { kid: row.kid, alg: row.alg, privateJwk, publicJwk: JSON.parse(row.publicJwk) as JWK, key: (await importJWK(privateJwk, row.alg)) as CryptoKey };
   };
   return { assertion: await load('assertion'), access_token: await load('access_token') };

@@ -34,6 +34,17 @@ input (typed without echo). The login keeps the access token, and the secret onl
 ./leads export --format jsonl &gt; leads.jsonl
 ./leads import leads.csv                         # sent as the operator client (leads:write)
 ./leads logout                                   # forgets the login, revokes the registration</code></pre>
+<h2>Webhooks</h2>
+<p>Stored leads are sent to your endpoints as signed webhooks (Standard Webhooks), retried for more than a day. Managing
+them needs a login whose client has <code>webhooks:manage</code>. The signing secret is shown once, when the endpoint
+is made or its secret rotated; the CLI never stores it.</p>
+<pre><code>./leads webhooks add https://example.com/hooks/leads --description "CRM"   # prints the secret, once
+./leads webhooks list                            # id, status, url, events, disabled_reason
+./leads webhooks test &lt;id&gt;                       # a signed webhook.test; waits for its first attempt (--wait 0: no)
+./leads webhooks deliveries &lt;id&gt; --all           # every attempt, newest first; --message &lt;msg_id&gt;
+./leads webhooks rotate &lt;id&gt;                     # a new secret; the previous one keeps signing for 24 h
+./leads webhooks disable &lt;id&gt;                    # or enable; replay --since &lt;time&gt; sends a period again
+./leads webhooks remove &lt;id&gt;</code></pre>
 <p>Exit codes: 0 ok, 1 usage, 2 invalid input, 3 authentication, 4 rate limited (after retrying <code>Retry-After</code>),
 5 server or network. <code>--base-url</code> or <code>LEADS_BASE_URL</code> points it at another service.
 Credentials live in <code>$XDG_CONFIG_HOME/leads-cli/credentials.json</code> (default <code>~/.config/leads-cli</code>).</p>`;

@@ -58,6 +58,7 @@ describe('loadConfig', () => {
         exportMaxConcurrent: 2,
         exportPageSize: 500,
         apiDeprecations: [],
+        secretsKey: undefined,
         version: (JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version,
       });
     });
@@ -93,6 +94,7 @@ describe('loadConfig', () => {
           'CLIENT_SECRET_GRACE',
           'EXPORT_MAX_CONCURRENT',
           'EXPORT_PAGE_SIZE',
+          'SECRETS_KEY',
         ].map((name, i) => [name, i % 2 ? '' : '  \t']),
       );
       expect(loadConfig(blank)).toEqual(loadConfig({}));
@@ -401,6 +403,39 @@ describe('loadConfig', () => {
       for (const value of [`http://:${SECRET}@cache.internal:6379`, `redis://:${SECRET}@cache.internal:99999`]) {
         expect(expectRefused('REDIS_URL', value).message).not.toContain(SECRET);
       }
+    });
+  });
+
+  describe('SECRETS_KEY', () => {
+    const key = Buffer.from(Array.from({ length: 32 }, (_, i) => i * 7 + 250));
+
+    it.each([
+      ['base64', key.toString('base64')],
+      ['base64 without padding', key.toString('base64').replace(/=$/, '')],
+      ['base64url', key.toString('base64url')],
+      ['hex', key.toString('hex')],
+      ['upper-case hex', key.toString('hex').toUpperCase()],
+    ])('takes 32 bytes as %s', (_name, value) => {
+      expect(key.toString('base64')).toMatch(/[+/]/);
+      expect(loadConfig({ SECRETS_KEY: value }).secretsKey).toEqual(key);
+    });
+
+    it('is optional, PostgreSQL included (migration:run reads no secret)', () => {
+      expect(loadConfig({ DATABASE_URL: 'postgres://db.internal/leads' }).secretsKey).toBeUndefined();
+    });
+
+    it.each([
+      ['16 bytes of base64', Buffer.alloc(16, 1).toString('base64')],
+      ['48 bytes of base64', Buffer.alloc(48, 1).toString('base64')],
+      ['31 bytes of hex', Buffer.alloc(31, 1).toString('hex')],
+      ['hex with a stray letter', `${key.toString('hex').slice(0, 63)}g`],
+      ['base64 and base64url mixed', `${key.toString('base64url').slice(0, 42)}+`.replace(/^./, '-')],
+      ['a passphrase', 'correct horse battery staple and more words.'],
+      ['base64 with a space inside', `${key.toString('base64').slice(0, 20)} ${key.toString('base64').slice(21)}`],
+    ])('refuses %s, never echoing the value', (_name, value) => {
+      const { message } = expectRefused('SECRETS_KEY', value);
+      expect(message).not.toContain(value);
+      expect(message).toContain('openssl rand -base64 32');
     });
   });
 });

@@ -72,6 +72,11 @@ export interface AppConfig {
   exportPageSize: number;
   apiDeprecations: ApiDeprecation[];
   webhooks: WebhookConfig;
+  /**
+   * The 32-byte key that seals stored secrets (signing keys, webhook secrets). Unset: on SQLite a key file in DATA_DIR;
+   * PostgreSQL needs it (src/secrets/secrets-key.ts), but maintenance commands that read no secret run without it.
+   */
+  secretsKey?: Buffer;
   version: string;
 }
 
@@ -171,6 +176,7 @@ export function loadConfig(env: Env = process.env, stdoutIsTerminal = process.st
       pollIntervalMs: parseDuration('WEBHOOK_POLL_INTERVAL', value('WEBHOOK_POLL_INTERVAL') ?? '1s', 10, 60_000),
       maxEndpoints: parseInteger('WEBHOOK_MAX_ENDPOINTS', value('WEBHOOK_MAX_ENDPOINTS'), 50, 1, 1000),
     }),
+    secretsKey: parseSecretsKey(value('SECRETS_KEY')),
     version: packageVersion(),
   });
 }
@@ -346,6 +352,20 @@ function parseDeprecations(raw: string | undefined): ApiDeprecation[] {
     }
     return result;
   });
+}
+
+/** 32 bytes as base64 or base64url (43 or 44 characters) or hex (64); the value is never echoed. */
+function parseSecretsKey(raw: string | undefined): Buffer | undefined {
+  if (raw === undefined) return undefined;
+  let key: Buffer | undefined;
+  if (/^[\da-f]{64}$/i.test(raw)) key = Buffer.from(raw, 'hex');
+  else if (/^[\w+/-]{43}=?$/.test(raw) && !(/[+/]/.test(raw) && /[-_]/.test(raw)))
+    key = Buffer.from(
+      raw.replace(/[-_]/g, (c) => (c === '-' ? '+' : '/')),
+      'base64',
+    );
+  if (key?.length !== 32) throw new ConfigError('SECRETS_KEY', 'must be 32 bytes as base64 (44 characters) or hex (64), e.g. from `openssl rand -base64 32`');
+  return key;
 }
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i;

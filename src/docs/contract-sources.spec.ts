@@ -16,6 +16,7 @@ const COMPONENT_FILES: Record<string, string> = {
   'parameters.yaml': 'parameters',
   'headers.yaml': 'headers',
   'security-schemes.yaml': 'securitySchemes',
+  'path-items.yaml': 'pathItems',
 };
 
 const sources = readdirSync('openapi', { recursive: true, encoding: 'utf8' })

@@ -121,7 +121,8 @@ tokens carry the scopes the client was created with:
 | \`leads:read\` | list leads and read one (REST, GraphQL \`leads\`/\`lead\`, MCP \`list_leads\`/\`get_lead\`) |
 | \`leads:export\` | export leads as CSV or JSON Lines |
 | \`leads:write\` | send leads, at the operator rate-limit tier (the CLI's \`leads import\` while logged in) |
-| \`webhooks:manage\`, \`leads:erase\` | reserved for webhooks and data-subject requests |
+| \`webhooks:manage\` | manage webhook endpoints, which receive every new lead ([webhooks]({base_url}/docs/webhooks)) |
+| \`leads:erase\` | reserved for data-subject requests |
 
 The shell blocks below run in order in one shell; they use \`jq\` to take values out of JSON answers.
 
@@ -194,10 +195,285 @@ keep \`LEADS_CLIENT_SECRET\` set). \`LEADS_CLIENT_ID\` with \`LEADS_CLIENT_SECRE
 \`leads import\` reads CSV with \`,\` or \`;\` (a UTF-8 byte order mark and
 quoted line breaks are fine) and, while logged in, sends as the client (it needs \`leads:write\`).
 
+## Webhooks
+
+To have every new lead sent to your own system as it arrives, signed and retried, create a webhook endpoint with a
+client that has \`webhooks:manage\`: see [webhooks]({base_url}/docs/webhooks).
+
 ## Swagger UI
 
 In [/docs]({base_url}/docs), "Authorize" offers the client-credentials flow (\`operatorAuth\`): enter the client id and
 secret and the scopes to ask for.
+`,
+  },
+  {
+    slug: 'webhooks',
+    title: 'Webhooks: every new lead, signed and retried',
+    summary: 'Receive each stored lead by signed webhook: events, headers, signature verification, retries, replay, rotation, and the API and CLI with curl.',
+    markdown: `
+# Webhooks: every new lead, signed and retried
+
+A **webhook endpoint** is a URL of yours that the service \`POST\`s to each time something happens: today, each time a
+lead is stored (\`lead.received\`), whichever way it came (API, web form, MCP, CLI). Every request is signed to
+[Standard Webhooks 1.0](https://www.standardwebhooks.com/), so any of its libraries verifies it; it is retried for
+about a day until your receiver answers 2xx, and every attempt is logged where an operator can read it. The message
+is stored in the same transaction as the lead: no lead is acknowledged without its message, and each is delivered at
+least once. Endpoints are managed with an operator token that grants \`webhooks:manage\` (see
+[operators](/docs/operators)); why it works this way: decision 0027 (\`docs/decisions/0027-webhooks-outbox.md\`).
+
+## Events
+
+| \`type\` | sent | \`data\` |
+|---|---|---|
+| \`lead.received\` | once per stored lead, to every enabled endpoint subscribed to it | the lead, exactly as \`GET /api/v1/leads/{id}\` shows it |
+| \`webhook.test\` | by \`POST /api/v1/webhooks/{id}/test\`, to that endpoint alone | \`{"endpoint_id": "…"}\` |
+
+An endpoint subscribes with \`events\` (\`["lead.received"]\`; without it, every event type). It receives the messages of
+events after its creation. The body is JSON, built once when the event happens; every attempt and every replay sends
+the same bytes:
+
+\`\`\`json
+{
+  "type": "lead.received",
+  "timestamp": "2026-11-22T13:45:14.345Z",
+  "data": {
+    "id": "019ab5f6-3a07-7c1e-9a55-2f0e4b8d6c21",
+    "received_at": "2026-11-22T13:45:14.345Z",
+    "nome": "Maria Fernanda Souza",
+    "email": "maria.souza@souzaefilhos.com.br",
+    "telefone": "+55 (11) 98765-4321",
+    "telefone_e164": "+5511987654321",
+    "empresa": "Souza & Filhos Comércio Ltda.",
+    "mensagem": "Gostaria de uma proposta.",
+    "origem": "site-contato",
+    "channel": "form",
+    "registration_id": null,
+    "client_id": null
+  }
+}
+\`\`\`
+
+\`timestamp\` is when the event happened (for a lead, its \`received_at\`). New members may be added to \`data\`: ignore
+those you do not know. The contract describes both events under \`webhooks\` in the
+[OpenAPI document]({base_url}/docs/openapi-leads.json).
+
+## Headers
+
+| header | value |
+|---|---|
+| \`webhook-id\` | the message id, \`msg_…\`: the same on every retry and every replay of the message |
+| \`webhook-timestamp\` | when this attempt was signed, in Unix seconds (each attempt is signed afresh) |
+| \`webhook-signature\` | \`v1,<base64 HMAC-SHA256>\`; two of them, space-separated, for a day after a secret rotation |
+| \`content-type\` | \`application/json\` |
+| \`user-agent\` | \`leads-service/<version> (webhooks)\` |
+
+## Verifying a signature
+
+The endpoint's secret (\`whsec_…\`) is shown once, when the endpoint is created or its secret rotated. The signature is
+an HMAC-SHA256, keyed with the base64-decoded part after \`whsec_\`, over \`{webhook-id}.{webhook-timestamp}.{body}\`.
+Verify it over the **raw body** as it arrived: JSON parsed and serialised again is not the same bytes.
+
+With the reference library ([\`standardwebhooks\`](https://www.npmjs.com/package/standardwebhooks) on npm; there are
+libraries for Python, Go, Ruby, PHP, Java, Rust and more):
+
+\`\`\`js
+import express from 'express';
+import { Webhook } from 'standardwebhooks';
+
+const webhook = new Webhook(process.env.WEBHOOK_SECRET); // whsec_…
+const app = express();
+
+app.post('/hooks/leads', express.raw({ type: 'application/json' }), (req, res) => {
+  let event;
+  try {
+    event = webhook.verify(req.body.toString('utf8'), req.headers); // throws on a bad signature or a stale timestamp
+  } catch {
+    return res.status(400).end();
+  }
+  res.status(204).end(); // answer first, then work
+  handle(event);
+});
+\`\`\`
+
+Or in plain Node, with nothing installed:
+
+\`\`\`js
+import { createHmac, timingSafeEqual } from 'node:crypto';
+
+/** The event if the request is genuine and fresh, else null. body: the raw request body as a string. */
+export function verifyWebhook(secret, headers, body) {
+  const id = headers['webhook-id'], timestamp = headers['webhook-timestamp'], signatures = headers['webhook-signature'];
+  if (!id || !/^\\d+$/.test(timestamp ?? '') || !signatures) return null;
+  if (Math.abs(Date.now() / 1000 - Number(timestamp)) > 5 * 60) return null; // more than 5 minutes off: refuse
+  const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
+  const expected = createHmac('sha256', key).update(\`\${id}.\${timestamp}.\${body}\`).digest();
+  const matches = signatures.split(' ').some((signature) => {
+    const given = Buffer.from(signature.startsWith('v1,') ? signature.slice(3) : '', 'base64');
+    return given.length === expected.length && timingSafeEqual(given, expected);
+  });
+  return matches ? JSON.parse(body) : null;
+}
+\`\`\`
+
+Accept the message when **any** of the signatures matches (after a rotation there are two), compare in constant time
+(\`timingSafeEqual\`), and refuse a \`webhook-timestamp\` more than 5 minutes away from your clock: a captured request sent
+again later fails, since the timestamp is part of what is signed.
+
+## Answers, retries and timeouts
+
+- **Any 2xx** is a success: the message is delivered and not sent again (unless replayed). The body of your answer
+  is ignored, apart from its first 4 KiB, kept in the log.
+- **Anything else is a failure**, 3xx included: redirects are not followed (point the endpoint at the final URL). No
+  answer at all (a refused connection, a TLS error) is a failure too, and so is a whole exchange longer than 15
+  seconds (\`WEBHOOK_TIMEOUT\`): answer first, then do the slow work.
+- **429 or 503 with \`Retry-After\`** (seconds): the next attempt waits at least that long (at most an hour).
+- **410 Gone** disables the endpoint at once (below).
+
+The first attempt is immediate; after a failure the next ones wait, by default (\`WEBHOOK_RETRY_SCHEDULE\`):
+
+| attempt | 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 |
+|---|---|---|---|---|---|---|---|---|
+| after the previous one | at once | 5 s | 5 min | 30 min | 2 h | 5 h | 10 h | 10 h |
+
+Each delay varies by ±20 % (jitter), so that receivers coming back from an outage are not hit by every retry at once.
+The last attempt comes about 27 hours after the first; if it fails too, the delivery has **failed** for good (a replay
+can still send it). An endpoint that has had no success for 5 days since its first failure (\`WEBHOOK_DISABLE_AFTER\`) is
+disabled.
+
+## Receive each message once
+
+Delivery is *at least once*: a message can arrive twice (your 2xx was lost on the way back, an instance of the service
+stopped mid-attempt), and replays send messages again on purpose. \`webhook-id\` is the same on every retry and replay
+of a message, so keep the ids you have processed (as long as a replay may send them again: messages are kept for
+\`WEBHOOK_RETENTION\`, 30 days) and answer 2xx to one you have already seen without doing the work again. For \`lead.received\`, the lead's \`data.id\` identifies it as
+well. Messages can also arrive out of order (a retry overtaken by a newer message): sort by \`timestamp\` if order matters.
+
+## 410, disabled endpoints and skipped messages
+
+Answer **410 Gone** when the URL is retired: the endpoint is disabled at once, with \`disabled_reason\`
+\`410 Gone from <url>\`. An endpoint is also disabled after \`WEBHOOK_DISABLE_AFTER\` of failures, or by an operator
+(\`PATCH\` with \`{"status": "disabled"}\`). A disabled endpoint receives nothing: its pending deliveries, and every new
+message meanwhile, test messages included, are recorded in its log as **skipped** (\`outcome: "skipped"\`,
+\`attempt: 0\`, \`error: "endpoint_disabled"\`). Enabling it again (\`PATCH\` with \`{"status": "enabled"}\`) delivers new
+messages; the skipped ones are sent only by a **replay** of their time range.
+
+## Rotating the secret
+
+\`POST /api/v1/webhooks/{id}/rotate-secret\` answers a new secret, once. For 24 hours after
+(\`previous_secret_expires_at\`) every message is signed with both the new and the previous secret, two signatures in
+\`webhook-signature\`, so you can deploy the new secret at your own pace without refusing a message; after that only the
+new one signs. Rotating again within that day retires the older secret at once. Rotate when a secret may have leaked,
+and from time to time.
+
+## Which URLs are allowed
+
+Webhooks go to \`https\` URLs on public addresses only, so that an endpoint cannot make the service reach its own
+network (server-side request forgery). The name is resolved when the endpoint is created or its URL changed, and every
+address it resolves to must be public (not private, loopback, link-local, unique-local, multicast, reserved, or such an
+IPv4 address hidden in an IPv6 one); otherwise the request is a \`422\` with code \`address_not_allowed\`
+(\`unresolvable_host\` when the name does not resolve; \`scheme_not_allowed\` for \`http\`; \`credentials_not_allowed\` for a
+user name or password in the URL). The name is resolved and checked again at every attempt, and the connection goes to
+the address that was checked, so a DNS answer that changes later leads nowhere (a failed attempt with
+\`error: "address_not_allowed: <range>"\`). For development and tests, \`WEBHOOKS_ALLOW_PRIVATE=true\` on the service
+allows \`http\` and private or loopback addresses; never set it in production.
+
+## The API with curl
+
+These blocks run in order in one shell and use [\`jq\`](https://jqlang.org/) to take values out of JSON answers. First
+an operator client with \`webhooks:manage\` (on the server, as in [operators](/docs/operators)) and a token:
+
+\`\`\`sh
+npm run --silent clients:create -- --name "Webhooks" --scope "webhooks:manage" | tail -n 1 > client.json
+CLIENT_ID=$(jq -r .client_id client.json)
+CLIENT_SECRET=$(jq -r .client_secret client.json)
+TOKEN=$(curl -s {base_url}/oauth2/token -u "$CLIENT_ID:$CLIENT_SECRET" \\
+  -d grant_type=client_credentials -d scope=webhooks:manage | jq -r .access_token)
+\`\`\`
+
+Create an endpoint (\`201\`; \`url\` required, \`events\` and \`description\` optional). Keep the secret: it is not shown
+again.
+
+\`\`\`sh
+curl -s {base_url}/api/v1/webhooks -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \\
+  -d '{"url": "https://crm.example.com/hooks/leads", "events": ["lead.received"], "description": "CRM sync"}' > endpoint.json
+WEBHOOK_ID=$(jq -r .id endpoint.json)
+WEBHOOK_SECRET=$(jq -r .secret endpoint.json)
+\`\`\`
+
+List the endpoints (oldest first; at most \`WEBHOOK_MAX_ENDPOINTS\`, 50 by default, exist at once) and read one:
+
+\`\`\`sh
+curl -s {base_url}/api/v1/webhooks -H "Authorization: Bearer $TOKEN" | jq .
+curl -s {base_url}/api/v1/webhooks/$WEBHOOK_ID -H "Authorization: Bearer $TOKEN" | jq .
+\`\`\`
+
+Send a test message (\`202\`) and watch its attempts in the delivery log:
+
+\`\`\`sh
+MESSAGE_ID=$(curl -s -X POST {base_url}/api/v1/webhooks/$WEBHOOK_ID/test -H "Authorization: Bearer $TOKEN" | jq -r .message_id)
+curl -s "{base_url}/api/v1/webhooks/$WEBHOOK_ID/deliveries?message_id=$MESSAGE_ID" -H "Authorization: Bearer $TOKEN" | jq .
+\`\`\`
+
+The log (\`GET …/deliveries\`) lists attempts newest first, \`limit\` 1 to 200 (50 by default) a page, the next page with
+\`cursor=<next_cursor>\`. Each line has \`message_id\`, \`event_type\`, \`attempt\`, \`attempted_at\`, \`outcome\` (\`succeeded\`,
+\`failed\`, \`skipped\`), \`status_code\`, \`error\` (\`timeout\`, \`connection_refused\`, \`endpoint_disabled\`, …), \`latency_ms\`,
+\`response_body\` (the first 4 KiB of your answer) and \`next_attempt_at\`. It is kept for \`WEBHOOK_RETENTION\` (30 days).
+
+Send again every message of a time range (\`since\` inclusive, \`until\` exclusive and optional), whatever became of it,
+each with its original \`webhook-id\`; the answer counts them (\`202 {"replayed": n}\`):
+
+\`\`\`sh
+curl -s {base_url}/api/v1/webhooks/$WEBHOOK_ID/replay -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \\
+  -d '{"since": "2026-11-22T00:00:00-03:00", "until": "2026-11-23T00:00:00-03:00"}' | jq .
+\`\`\`
+
+Rotate the secret (the previous one signs beside the new one for 24 hours):
+
+\`\`\`sh
+WEBHOOK_SECRET=$(curl -s -X POST {base_url}/api/v1/webhooks/$WEBHOOK_ID/rotate-secret -H "Authorization: Bearer $TOKEN" | jq -r .secret)
+\`\`\`
+
+Disable the endpoint, enable it again, change it (\`url\`, \`events\`, \`description\`, \`null\` clears it), delete it
+(\`204\`, with its log):
+
+\`\`\`sh
+curl -s -X PATCH {base_url}/api/v1/webhooks/$WEBHOOK_ID -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \\
+  -d '{"status": "disabled"}' | jq .status
+curl -s -X PATCH {base_url}/api/v1/webhooks/$WEBHOOK_ID -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \\
+  -d '{"status": "enabled"}' | jq .status
+curl -s -X PATCH {base_url}/api/v1/webhooks/$WEBHOOK_ID -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \\
+  -d '{"description": null}' | jq .
+curl -s -X DELETE {base_url}/api/v1/webhooks/$WEBHOOK_ID -H "Authorization: Bearer $TOKEN" -o /dev/null -w '%{http_code}\\n'
+\`\`\`
+
+Errors are [problems](/docs/errors): \`404 webhook_not_found\` for an unknown id, \`409 webhook_limit_reached\` past
+\`WEBHOOK_MAX_ENDPOINTS\`, \`422 validation_failed\` whose \`errors[]\` name each member by JSON Pointer (\`/url\`,
+\`/events/0\`, …) with a code such as \`scheme_not_allowed\`, \`address_not_allowed\`, \`unknown_event\` or \`empty_patch\`.
+
+## The CLI
+
+Logged in as an operator client with \`webhooks:manage\` ([operators](/docs/operators), step 5):
+
+\`\`\`sh
+curl -fsSL {base_url}/cli/leads -o leads && chmod +x leads
+LEADS_CLIENT_SECRET="$CLIENT_SECRET" ./leads login --client-id "$CLIENT_ID"
+./leads webhooks add https://crm.example.com/hooks/leads --event lead.received --description "CRM sync"   # prints the secret, once
+./leads webhooks list
+WEBHOOK_ID=$(./leads webhooks list --json | jq -r '.data[0].id')
+./leads webhooks test "$WEBHOOK_ID"
+./leads webhooks deliveries "$WEBHOOK_ID"
+./leads webhooks rotate "$WEBHOOK_ID"        # prints the new secret, once
+./leads webhooks remove "$WEBHOOK_ID"
+\`\`\`
+
+## Running the service
+
+Webhooks need nothing to set up: every instance delivers (\`WEBHOOK_WORKER=true\`), sharing the work through the
+database, and the instance that stores a lead starts its delivery at once. The settings (\`WEBHOOK_RETRY_SCHEDULE\`,
+\`WEBHOOK_TIMEOUT\`, \`WEBHOOK_DISABLE_AFTER\`, \`WEBHOOK_RETENTION\`, \`WEBHOOKS_ALLOW_PRIVATE\`, \`WEBHOOK_WORKER\`,
+\`WEBHOOK_CONCURRENCY\`, \`WEBHOOK_ENDPOINT_CONCURRENCY\`, \`WEBHOOK_POLL_INTERVAL\`, \`WEBHOOK_MAX_ENDPOINTS\`) are in the
+README's configuration table. \`GET /api/v1/health\` reports the backlog (\`webhooks.pending\` and
+\`webhooks.oldest_pending_age_seconds\`).
 `,
   },
   {

@@ -4,7 +4,7 @@ import { pino } from 'pino';
 import { createLogger, logDestination, NestPinoLogger, REDACT } from './logger.js';
 
 describe('log redaction', () => {
-  it('censors e-mails, telephones, authorization and tokens wherever a logged object carries them (three levels)', () => {
+  it('censors e-mails, telephones, authorization, tokens and secrets wherever a logged object carries them (three levels)', () => {
     const lines: string[] = [];
     const logger = pino({ redact: { paths: REDACT, censor: '[redacted]' } }, { write: (line: string) => lines.push(line) });
     logger.info(
@@ -15,6 +15,10 @@ describe('log redaction', () => {
         oauth: { token: 'secret-2', assertion: 'secret-3', access_token: 'secret-4', claim_token: 'clm_secret-5' },
         body: { grant_type: 'client_credentials', client_id: 'op_visible', client_secret: 'secret-6' },
         client: { secretHash: 'secret-7', previousSecretHash: 'secret-8' },
+        webhook: { url: 'https://hooks.example/visible', secret: 'whsec_secret-9', previous_secret: 'whsec_secret-10', webhookSecret: 'secret-11' },
+        endpoint: { row: { webhook_secret: 'secret-12', previousSecret: 'secret-13' } },
+        config: { secretsKey: 'secret-14', SECRETS_KEY: 'secret-15', secrets_key: 'secret-16' },
+        key: { kid: 'at_visible', privateJwk: 'secret-17', private_jwk: 'secret-18' },
         kept: 'visible',
       },
       'redaction check',
@@ -32,11 +36,24 @@ describe('log redaction', () => {
       'secret-6',
       'secret-7',
       'secret-8',
+      'secret-9',
+      'secret-10',
+      'secret-11',
+      'secret-12',
+      'secret-13',
+      'secret-14',
+      'secret-15',
+      'secret-16',
+      'secret-17',
+      'secret-18',
     ];
     for (const secret of secrets) expect(out).not.toContain(secret);
     expect(out).toContain('visible');
     expect(out).toContain('op_visible');
-    expect(out.match(/\[redacted\]/g)?.length).toBe(11);
+    expect(out).toContain('https://hooks.example/visible');
+    expect(out).toContain('at_visible');
+    expect(JSON.parse(out)).toMatchObject({ webhook: { secret: '[redacted]', previous_secret: '[redacted]' }, key: { privateJwk: '[redacted]' } });
+    expect(out.match(/\[redacted\]/g)?.length).toBe(21);
   });
 });
 

@@ -19,6 +19,18 @@ export const REDACT = [
   'client_secret',
   'secretHash',
   'previousSecretHash',
+  // Webhook endpoints' signing secrets (docs/decisions/0027-webhooks-outbox.md), as columns, properties and bodies.
+  'secret',
+  'previous_secret',
+  'previousSecret',
+  'webhook_secret',
+  'webhookSecret',
+  // The service key that seals stored secrets, and the signing keys it seals (src/secrets/).
+  'SECRETS_KEY',
+  'secrets_key',
+  'secretsKey',
+  'private_jwk',
+  'privateJwk',
 ].flatMap((key) => [key, `*.${key}`, `*.*.${key}`]);
 
 export function createLogger(level: string, destination?: pino.DestinationStream): Logger {

@@ -4,6 +4,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { type CryptoKey, exportJWK, generateKeyPair, importJWK, JWK } from 'jose';
 import { IsNull, Repository } from 'typeorm';
 import { safeError } from '../logging/safe-error.js';
+import { SecretBox } from '../secrets/secret-box.js';
 import { KeyPurpose, SigningKey } from './signing-key.entity.js';
 
 /** One algorithm per purpose (RFC 8725 §3.1); RFC 9068 requires RS256 for access tokens. */
@@ -34,24 +35,56 @@ export interface PublicJwk extends JWK {
 export class KeyStore implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('KeyStore');
   private keys = new Map<string, LoadedKey>();
+  /** The start: the secrets key checked, then the keys' preparation begun. */
+  private starting?: Promise<void>;
   private ready?: Promise<void>;
   private failure?: { error: unknown; at: number };
   private loadedAt = 0;
   private unknownKidReloadAt = 0;
 
-  constructor(@InjectRepository(SigningKey) private readonly rows: Repository<SigningKey>) {}
+  constructor(
+    @InjectRepository(SigningKey) private readonly rows: Repository<SigningKey>,
+    private readonly box: SecretBox,
+  ) {}
 
   /**
    * Keys are made or loaded while the service starts answering: a new RSA key takes a few hundred milliseconds, which
    * only the first signature, verification or JWKS request needs to wait for. A failure is logged, answered to the
-   * requests of the next few seconds, and then retried by the next request that needs a key.
+   * requests of the next few seconds, and then retried by the next request that needs a key. Only a wrong secrets key
+   * stops the start: no later try could succeed.
    */
-  onModuleInit(): void {
-    this.keysReady().catch((error: unknown) => this.logger.error({ error: safeError(error) }, 'Signing keys could not be prepared; retrying on demand'));
+  onModuleInit(): Promise<void> {
+    this.starting = this.checkSecretsKey().then(() => {
+      this.keysReady().catch((error: unknown) => this.logger.error({ error: safeError(error) }, 'Signing keys could not be prepared; retrying on demand'));
+    });
+    return this.starting;
+  }
+
+  /** Every sealed private key opens with this service's key; a database that cannot be read now is left to the retries. */
+  private async checkSecretsKey(): Promise<void> {
+    let rows: SigningKey[];
+    try {
+      rows = await this.rows.find({ select: { kid: true, privateJwk: true } });
+    } catch {
+      return;
+    }
+    for (const row of rows.filter((r) => SecretBox.isSealed(r.privateJwk))) {
+      try {
+        this.box.open(row.privateJwk, signingKeyContext(row.kid));
+      } catch (error) {
+        throw new Error(
+          `The signing keys in the database were sealed with another secrets key than this one (SECRETS_KEY, or secrets.key in DATA_DIR): ` +
+            `start with the key they were sealed with (${(error as Error).message})`,
+          { cause: error },
+        );
+      }
+    }
   }
 
   /** Shutdown waits for keys or a reload still under way, so the database is not closed under them. */
   async onModuleDestroy(): Promise<void> {
+    // After the start: it may still be about to begin the keys' preparation.
+    await this.starting?.catch(() => undefined);
     await Promise.allSettled([this.ready, this.loading]);
   }
 
@@ -96,7 +129,10 @@ export class KeyStore implements OnModuleInit, OnModuleDestroy {
   /** Adds a new key per purpose and makes it current; the previous keys keep verifying until their tokens expire. */
   async rotate(): Promise<string[]> {
     // Keys being prepared at start-up would otherwise land beside the rotated ones, newer, and sign instead.
+    await this.starting?.catch(() => undefined);
     await this.ready?.catch(() => undefined);
+    // New keys sealed with a wrong key would become current, and no instance with the right one could sign.
+    await this.checkSecretsKey();
     const now = new Date();
     const created: string[] = [];
     for (const purpose of Object.keys(KEY_ALGORITHMS) as KeyPurpose[]) {
@@ -152,7 +188,7 @@ export class KeyStore implements OnModuleInit, OnModuleDestroy {
       purpose,
       alg,
       publicJwk: JSON.stringify(await exportJWK(publicKey)),
-      privateJwk: JSON.stringify(await exportJWK(privateKey)),
+      privateJwk: this.box.seal(JSON.stringify(await exportJWK(privateKey)), signingKeyContext(kid)),
       createdAt: new Date(),
       retiredAt: null,
     });
@@ -179,13 +215,27 @@ export class KeyStore implements OnModuleInit, OnModuleDestroy {
       keys.set(row.kid, {
         row,
         publicKey: known?.publicKey ?? ((await importJWK(JSON.parse(row.publicJwk) as JWK, row.alg)) as CryptoKey),
-        privateKey: known?.privateKey ?? ((await importJWK(JSON.parse(row.privateJwk) as JWK, row.alg)) as CryptoKey),
+        privateKey: known?.privateKey ?? ((await importJWK(JSON.parse(await this.privateJwk(row)) as JWK, row.alg)) as CryptoKey),
       });
     }
     this.keys = keys;
     this.loadedAt = Date.now();
   }
+
+  /**
+   * A row's private JWK, opened. A key stored before private keys were sealed is sealed now, in place (a migration could
+   * not: migrations run without the secrets key); the condition leaves a row another instance sealed first alone.
+   */
+  private async privateJwk(row: SigningKey): Promise<string> {
+    const context = signingKeyContext(row.kid);
+    if (SecretBox.isSealed(row.privateJwk)) return this.box.open(row.privateJwk, context);
+    await this.rows.update({ kid: row.kid, privateJwk: row.privateJwk }, { privateJwk: this.box.seal(row.privateJwk, context) });
+    return row.privateJwk;
+  }
 }
+
+/** Binds a sealed private key to its row. */
+const signingKeyContext = (kid: string): string => `signing_key:${kid}`;
 
 /** Current keys, and retired keys until every token they signed has expired. */
 function usable(row: SigningKey): boolean {

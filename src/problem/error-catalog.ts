@@ -110,23 +110,17 @@ export const ERROR_CATALOG = {
     hint: 'Check the path; the API lives under /api/v1 and its contract is at /docs/openapi-leads.json.',
     description: 'No resource exists at this path.',
   },
-  webhook_not_found: {
-    status: 404,
-    title: 'Webhook endpoint not found',
-    hint: 'Check the id: GET /api/v1/webhooks lists the endpoints.',
-    description: 'No webhook endpoint has this id (it may have been deleted).',
-  },
-  webhook_limit_reached: {
-    status: 409,
-    title: 'Too many webhook endpoints',
-    hint: 'Delete an endpoint you no longer use, or raise WEBHOOK_MAX_ENDPOINTS.',
-    description: 'The service keeps at most WEBHOOK_MAX_ENDPOINTS webhook endpoints; none was created.',
-  },
   lead_not_found: {
     status: 404,
     title: 'Lead not found',
     hint: 'Check the id: it is the one POST /api/v1/lead answered, and GET /api/v1/leads lists them.',
     description: 'No stored lead has this id.',
+  },
+  webhook_not_found: {
+    status: 404,
+    title: 'Webhook endpoint not found',
+    hint: 'Check the id: it is the one POST /api/v1/webhooks answered, and GET /api/v1/webhooks lists them.',
+    description: 'No webhook endpoint has this id (a deleted endpoint is gone for good, with its log).',
   },
   method_not_allowed: {
     status: 405,
@@ -145,6 +139,12 @@ export const ERROR_CATALOG = {
     title: 'Request with this Idempotency-Key in progress',
     hint: 'Wait for the first request to finish, then retry with the same key to receive its answer.',
     description: 'A request with the same Idempotency-Key from the same caller is still being processed.',
+  },
+  webhook_limit_reached: {
+    status: 409,
+    title: 'Webhook endpoint limit reached',
+    hint: 'Delete an endpoint you no longer use (DELETE /api/v1/webhooks/{id}), or point one at a receiver that fans out.',
+    description: 'There are already as many webhook endpoints as the service keeps (WEBHOOK_MAX_ENDPOINTS); this one was not created.',
   },
   payload_too_large: {
     status: 413,
@@ -218,18 +218,17 @@ export const FIELD_ERROR_CODES = [
   'duplicate_key',
   'nesting_too_deep',
   'too_many_items',
-  // webhook endpoints and replays (src/webhooks/webhook-request.ts, webhook-address.ts)
+  'invalid_value',
+  'invalid_date',
+  'out_of_range',
+  'duplicate',
+  'empty_patch',
   'invalid_url',
   'scheme_not_allowed',
   'credentials_not_allowed',
   'address_not_allowed',
   'unresolvable_host',
   'unknown_event',
-  'duplicate',
-  'invalid_value',
-  'empty_patch',
-  'invalid_date',
-  'out_of_range',
 ] as const;
 
 export type FieldErrorCode = (typeof FIELD_ERROR_CODES)[number];

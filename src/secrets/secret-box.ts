@@ -1,17 +1,49 @@
-// PLACEHOLDER (replaced by the i21-secrets branch)
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+
+const PREFIX = 'enc:v1:';
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+const KEY_BYTES = 32;
+
+/**
+ * Secrets the service must read back (token-signing private keys, webhook secrets) are stored sealed with one service
+ * key: AES-256-GCM, with the row's identity (`signing_key:<kid>`, `webhook_secret:<endpoint id>`) as associated data,
+ * so that a sealed value copied onto another row does not open there. Errors never carry the value.
+ */
 export class SecretBox {
-  constructor(private readonly key: Buffer) {}
-  seal(plaintext: string, context: string): string {
-    const iv = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', this.key, iv).setAAD(Buffer.from(context));
-    const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
-    return `enc:v1:${Buffer.concat([iv, body, cipher.getAuthTag()]).toString('base64url')}`;
+  private readonly key: Buffer;
+
+  constructor(key: Buffer) {
+    if (key.length !== KEY_BYTES) throw new Error(`a secrets key must be ${KEY_BYTES} bytes, not ${key.length}`);
+    this.key = Buffer.from(key);
   }
+
+  /** `enc:v1:` + base64url(IV | ciphertext | tag), with a fresh random IV each time. */
+  seal(plaintext: string, context: string): string {
+    const iv = randomBytes(IV_BYTES);
+    const cipher = createCipheriv('aes-256-gcm', this.key, iv, { authTagLength: TAG_BYTES });
+    cipher.setAAD(Buffer.from(context, 'utf8'));
+    const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
+    return PREFIX + Buffer.concat([iv, body, cipher.getAuthTag()]).toString('base64url');
+  }
+
+  /** The plaintext of a value sealed with this key and this context; anything else throws. */
   open(sealed: string, context: string): string {
-    const bytes = Buffer.from(sealed.slice(7), 'base64url');
-    const decipher = createDecipheriv('aes-256-gcm', this.key, bytes.subarray(0, 12)).setAAD(Buffer.from(context));
-    decipher.setAuthTag(bytes.subarray(bytes.length - 16));
-    return Buffer.concat([decipher.update(bytes.subarray(12, bytes.length - 16)), decipher.final()]).toString('utf8');
+    if (!SecretBox.isSealed(sealed)) throw new Error(`the value for ${context} is not sealed (no ${PREFIX} prefix)`);
+    const encoded = sealed.slice(PREFIX.length);
+    const raw = Buffer.from(encoded, 'base64url');
+    if (!/^[\w-]+$/.test(encoded) || raw.length < IV_BYTES + TAG_BYTES) throw new Error(`the sealed value for ${context} is malformed`);
+    const decipher = createDecipheriv('aes-256-gcm', this.key, raw.subarray(0, IV_BYTES), { authTagLength: TAG_BYTES });
+    decipher.setAAD(Buffer.from(context, 'utf8'));
+    decipher.setAuthTag(raw.subarray(raw.length - TAG_BYTES));
+    try {
+      return Buffer.concat([decipher.update(raw.subarray(IV_BYTES, raw.length - TAG_BYTES)), decipher.final()]).toString('utf8');
+    } catch {
+      throw new Error(`the sealed value for ${context} cannot be opened: another secrets key sealed it, or it was altered or moved from another row`);
+    }
+  }
+
+  static isSealed(value: string): boolean {
+    return value.startsWith(PREFIX);
   }
 }

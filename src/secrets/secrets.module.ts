@@ -1,7 +1,13 @@
-// PLACEHOLDER (replaced by the i21-secrets branch)
 import { Global, Module } from '@nestjs/common';
-import { randomBytes } from 'node:crypto';
+import { AppConfig } from '../config/config.js';
+import { APP_CONFIG } from '../config/config.module.js';
 import { SecretBox } from './secret-box.js';
+import { secretsKey } from './secrets-key.js';
+
+/** One SecretBox for every module that stores secrets it must read back; the service does not start without its key. */
 @Global()
-@Module({ providers: [{ provide: SecretBox, useValue: new SecretBox(randomBytes(32)) }], exports: [SecretBox] })
+@Module({
+  providers: [{ provide: SecretBox, inject: [APP_CONFIG], useFactory: (config: AppConfig) => new SecretBox(secretsKey(config)) }],
+  exports: [SecretBox],
+})
 export class SecretsModule {}

@@ -61,7 +61,7 @@ describe.each(OUTAGES)('scenario 3: PostgreSQL $name under load', (outage) => {
       const database = teardown.add(await freshDatabase('postgres'), (db) => db.drop());
       const proxy = teardown.add(proxyFor(TEST_DATABASE_URL!, 5432), (p) => p.stop());
       await proxy.start();
-      const env = { ...GENEROUS_LIMITS, LOG_LEVEL: 'warn', DATABASE_URL: through(database.env.DATABASE_URL, proxy.port) };
+      const env = { ...GENEROUS_LIMITS, ...database.env, LOG_LEVEL: 'warn', DATABASE_URL: through(database.env.DATABASE_URL, proxy.port) };
       const server = teardown.add(await startServer(env), (s) => s.stop('SIGKILL'));
       const client = teardown.add(new HttpClient(server.baseUrl, { sockets: CLIENTS, timeoutMs: outage.answerBoundMs + 10_000 }), (c) => c.close());
       // Health and the recovery probe on a connection of their own, so they never queue behind the load.

@@ -9,9 +9,15 @@ export const ON_POSTGRES = process.env.E2E_DATABASE === 'postgres';
 
 export type DatabaseKind = 'sqlite' | 'postgres';
 
+/**
+ * The service key of every test service on PostgreSQL (SECRETS_KEY, which it requires there): instances that share a
+ * schema share it, as a deployment's must. On SQLite each test folder gets a key file of its own.
+ */
+export const TEST_SECRETS_KEY = Buffer.alloc(32, 'test secrets key').toString('base64');
+
 export interface TestDatabase {
   kind: DatabaseKind;
-  /** What the service needs to use it: DATA_DIR or DATABASE_URL. */
+  /** What the service needs to use it: DATA_DIR, or DATABASE_URL and SECRETS_KEY. */
   env: Record<string, string>;
   /**
    * One statement on a connection of its own, from outside the service. SQLite is opened read-only, so that a check
@@ -56,7 +62,7 @@ export async function freshDatabase(kind: DatabaseKind = ON_POSTGRES ? 'postgres
   url.searchParams.set('options', `-c search_path=${schema}`);
   return {
     kind,
-    env: { DATABASE_URL: url.toString() },
+    env: { DATABASE_URL: url.toString(), SECRETS_KEY: TEST_SECRETS_KEY },
     query: <T>(sql: string) => run<T>(url.toString(), sql),
     drop: async () => void (await run(base, `DROP SCHEMA ${schema} CASCADE`)),
   };
