@@ -144,6 +144,12 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
         this.waiting.splice(index, 1);
         continue;
       }
+      if (!ids.includes(delivery.endpointId)) {
+        // Claimed while this call was reading endpoints: not read here, so not known deleted. The call that claimed it
+        // (turn) starts it; taken as deleted, it would be neither sent nor recorded until its lease ran out.
+        index++;
+        continue;
+      }
       const running = this.perEndpoint.get(delivery.endpointId) ?? 0;
       if (endpoint && running >= this.settings.endpointConcurrency) {
         index++;

@@ -6,6 +6,8 @@ export interface ReceivedWebhook {
   headers: IncomingHttpHeaders;
   body: string;
   at: number;
+  /** The status the receiver chose to answer (the sender may not have read it: it may have died first). */
+  status: number;
 }
 
 /** What the receiver answers a request: a status, headers, and a body; or a delay before it. */
@@ -33,9 +35,9 @@ export class WebhookReceiver {
       const chunks: Buffer[] = [];
       req.on('data', (chunk: Buffer) => chunks.push(chunk));
       req.on('end', () => {
-        receiver.received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() });
-        for (const waiter of receiver.waiters.splice(0)) waiter();
         const answer = receiver.planned.shift() ?? receiver.fallback;
+        receiver.received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now(), status: answer.status });
+        for (const waiter of receiver.waiters.splice(0)) waiter();
         setTimeout(() => {
           res.writeHead(answer.status, answer.headers ?? {});
           res.end(answer.body ?? '');
