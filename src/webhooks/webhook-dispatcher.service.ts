@@ -50,6 +50,8 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
   private readonly opened = new Map<string, string>();
   /** The endpoints of the deliveries claimed last, read once per claim rather than once per attempt. */
   private endpointCache = new Map<string, EndpointState>();
+  /** The ids that read looked for: one of them missing from the cache was deleted. */
+  private endpointsRead = new Set<string>();
   /** Attempt outcomes waiting to be written, one transaction per turn of the event loop for all of them. */
   private records: { steps: () => Steps<unknown>; resolve: () => void; reject: (error: unknown) => void }[] = [];
   private lastPrune = 0;
@@ -134,7 +136,11 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
 
   /** Starts the waiting deliveries whose endpoint has room, while their lease leaves time for a whole attempt. */
   private async startWaiting(refresh: boolean): Promise<void> {
-    if (refresh) this.endpointCache = await this.endpoints([...new Set(this.waiting.map((d) => d.endpointId))]);
+    if (refresh) {
+      const ids = [...new Set(this.waiting.map((d) => d.endpointId))];
+      this.endpointCache = await this.endpoints(ids);
+      this.endpointsRead = new Set(ids);
+    }
     const endpoints = this.endpointCache;
     for (let index = 0; index < this.waiting.length;) {
       const delivery = this.waiting[index];
@@ -144,7 +150,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
         this.waiting.splice(index, 1);
         continue;
       }
-      if (!ids.includes(delivery.endpointId)) {
+      if (!this.endpointsRead.has(delivery.endpointId)) {
         // Claimed while this call was reading endpoints: not read here, so not known deleted. The call that claimed it
         // (turn) starts it; taken as deleted, it would be neither sent nor recorded until its lease ran out.
         index++;
