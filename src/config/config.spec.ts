@@ -59,6 +59,18 @@ describe('loadConfig', () => {
         exportPageSize: 500,
         apiDeprecations: [],
         secretsKey: undefined,
+        webhooks: {
+          retrySchedule: [5000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],
+          timeoutMs: 15_000,
+          disableAfterMs: 5 * 86_400_000,
+          retentionMs: 30 * 86_400_000,
+          allowPrivate: false,
+          worker: true,
+          concurrency: 64,
+          endpointConcurrency: 16,
+          pollIntervalMs: 1000,
+          maxEndpoints: 50,
+        },
         version: (JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version,
       });
     });
@@ -436,6 +448,34 @@ describe('loadConfig', () => {
       const { message } = expectRefused('SECRETS_KEY', value);
       expect(message).not.toContain(value);
       expect(message).toContain('openssl rand -base64 32');
+    });
+  });
+
+  describe('webhooks', () => {
+    it('reads durations and lists of durations', () => {
+      const { webhooks } = loadConfig({
+        WEBHOOK_RETRY_SCHEDULE: '250ms, 2s,1m',
+        WEBHOOK_TIMEOUT: '500ms',
+        WEBHOOK_DISABLE_AFTER: '2h',
+        WEBHOOKS_ALLOW_PRIVATE: 'true',
+      });
+      expect(webhooks).toMatchObject({ retrySchedule: [250, 2000, 60_000], timeoutMs: 500, disableAfterMs: 7_200_000, allowPrivate: true });
+      expect(loadConfig({ WEBHOOK_RETRY_SCHEDULE: 'none' }).webhooks.retrySchedule).toEqual([]);
+      expect(loadConfig({ WEBHOOK_WORKER: 'false' }).webhooks.worker).toBe(false);
+    });
+
+    it.each([
+      ['WEBHOOK_RETRY_SCHEDULE', '5'],
+      ['WEBHOOK_RETRY_SCHEDULE', '5s,,5m'],
+      ['WEBHOOK_RETRY_SCHEDULE', '31d'],
+      ['WEBHOOK_RETRY_SCHEDULE', Array(21).fill('1s').join(',')],
+      ['WEBHOOK_TIMEOUT', '0s'],
+      ['WEBHOOK_TIMEOUT', '2m'],
+      ['WEBHOOK_DISABLE_AFTER', '-1d'],
+      ['WEBHOOKS_ALLOW_PRIVATE', 'yes'],
+      ['WEBHOOK_CONCURRENCY', '0'],
+    ])('refuses %s=%s', (name, value) => {
+      expectRefused(name, value);
     });
   });
 });
