@@ -224,6 +224,24 @@ describe('webhooks', () => {
       expect(filtered).toHaveLength(3);
     });
 
+    it('keeps a receiver answer with NUL bytes, and honours Retry-After only on 429 and 503', async () => {
+      const endpoint = await create();
+      receiver.planned.push({ status: 500, headers: { 'retry-after': '3600' }, body: 'bad\u0000answer' });
+      await lead();
+      await receiver.waitFor(2);
+      const log = await eventually(async () => {
+        const rows = await attempts(endpoint.id);
+        return rows.length === 2 ? rows : undefined;
+      });
+      expect(log[1]).toMatchObject({ attempt: 1, status_code: 500, response_body: 'bad\uFFFDanswer' });
+      expect(Date.parse(log[1].next_attempt_at as string) - Date.parse(log[1].attempted_at as string)).toBeLessThan(1000);
+    });
+
+    it('refuses a URL whose normalised form is too long', async () => {
+      const res = await call('post', '/api/v1/webhooks', { url: `${receiver.url}/${'é'.repeat(1000)}` });
+      expect(res.body.errors).toEqual([expect.objectContaining({ pointer: '/url', code: 'too_long' })]);
+    });
+
     it('gives up after the last retry and leaves the delivery failed', async () => {
       const endpoint = await create();
       receiver.fallback = { status: 500 };

@@ -193,6 +193,9 @@ export async function checkUrl(raw: string, options: { allowPrivate: boolean; re
   if (url.username !== '' || url.password !== '') return fail('credentials_not_allowed', 'The URL must not contain a user name or password.');
   // In a special URL a '#' can only start the fragment, which is never sent; an empty one leaves url.hash empty.
   if (url.href.includes('#')) return fail('invalid_url', 'The URL must not have a fragment: it is never sent.');
+  // What is stored is the normalised URL, which percent-encoding and punycode can make several times longer.
+  if (url.href.length > MAX_URL_LENGTH) return fail('too_long', `The URL, normalised, is longer than ${MAX_URL_LENGTH} characters.`);
+  if (url.port === '0') return fail('invalid_url', 'The URL must not name port 0.');
 
   const host = url.hostname;
   const literal = literalAddress(host);
@@ -210,7 +213,8 @@ export async function checkUrl(raw: string, options: { allowPrivate: boolean; re
   if (addresses.length === 0) return fail('unresolvable_host', `${host} has no addresses.`);
   for (const { address } of addresses) {
     const verdict = checkAddress(address, options.allowPrivate);
-    if (!verdict.allowed) return fail('address_not_allowed', `${host} resolves to ${article(verdict.reason)} address (${address}).`);
+    // The address itself is left out: the answer would otherwise map internal names for whoever asks.
+    if (!verdict.allowed) return fail('address_not_allowed', `${host} resolves to ${article(verdict.reason)} address.`);
   }
   return { ok: true, url };
 }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { AppConfig } from '../config/config.js';
 import { APP_CONFIG } from '../config/config.module.js';
+import { isDatabaseUnavailable } from '../database/database-errors.js';
 import { safeError } from '../logging/safe-error.js';
 import { SecretBox } from '../secrets/secret-box.js';
 import { signatureHeader } from './webhook-events.js';
@@ -121,7 +122,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
       await this.sleep(this.settings.pollIntervalMs);
       return true;
     }
-    const claimed = await this.store.claim(this.owner, now, now + this.settings.timeoutMs + LEASE_MARGIN_MS, free);
+    const claimed = await this.store.claim(this.owner, now, now + this.settings.timeoutMs + LEASE_MARGIN_MS, free, this.busyEndpoints());
     if (claimed.length) {
       this.waiting.push(...claimed);
       await this.startWaiting(true);
@@ -132,6 +133,13 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
   private async prune(now: number): Promise<void> {
     const pruned = await this.store.prune(now - this.settings.retentionMs);
     if (pruned.messages || pruned.attempts) this.logger.log(pruned, 'Pruned old webhook messages and attempts');
+  }
+
+  /** Endpoints whose attempts running and waiting here already fill their share (WEBHOOK_ENDPOINT_CONCURRENCY). */
+  private busyEndpoints(): string[] {
+    const load = new Map(this.perEndpoint);
+    for (const delivery of this.waiting) load.set(delivery.endpointId, (load.get(delivery.endpointId) ?? 0) + 1);
+    return [...load].filter(([, count]) => count >= this.settings.endpointConcurrency).map(([id]) => id);
   }
 
   /** Starts the waiting deliveries whose endpoint has room, while their lease leaves time for a whole attempt. */
@@ -249,7 +257,9 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
     let nextAttemptAt: number | null = null;
     if (!succeeded && !gone && step < this.settings.retrySchedule.length) {
       const delay = this.settings.retrySchedule[step] * (1 - JITTER + Math.random() * 2 * JITTER);
-      const wait = response.retryAfterSeconds === null ? 0 : Math.min(response.retryAfterSeconds * 1000, RETRY_AFTER_CAP_MS);
+      // Retry-After means "slow down" on 429 and 503 only; on other failures a receiver could push its retries away.
+      const slowDown = (response.status === 429 || response.status === 503) && response.retryAfterSeconds !== null;
+      const wait = slowDown ? Math.min(response.retryAfterSeconds! * 1000, RETRY_AFTER_CAP_MS) : 0;
       nextAttemptAt = now + Math.round(Math.max(delay, wait));
       state = 'pending';
       step += 1;
@@ -264,7 +274,8 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
       statusCode: response.status,
       error: response.error,
       latencyMs: response.latencyMs,
-      responseBody: response.body === '' ? null : response.body,
+      // PostgreSQL refuses NUL in text; a receiver's answer must not keep its attempt from being recorded.
+      responseBody: response.body === '' ? null : response.body.replaceAll('\0', '\uFFFD'),
       nextAttemptAt,
     };
     const disableReason = gone
@@ -317,7 +328,12 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
       });
       for (const record of batch) record.resolve();
     } catch (error) {
-      for (const record of batch) record.reject(error);
+      if (batch.length === 1 || isDatabaseUnavailable(error)) {
+        for (const record of batch) record.reject(error);
+        return;
+      }
+      // One record the database refuses must not take the others of its turn down: each alone.
+      for (const record of batch) await this.store.transaction(record.steps).then(record.resolve, record.reject);
     }
   }
 

@@ -42,7 +42,8 @@ export function socketConnector(options: { ca?: string } = {}): Connector {
   return ({ address, family, port, servername }) => {
     if (servername === null) return net.connect({ host: address, port, family });
     // SNI carries names only (RFC 6066); for a literal IP host the certificate is verified for the address itself.
-    const sni = net.isIP(servername) === 0 ? servername : undefined;
+    // Without the trailing dot of a fully qualified name, which SNI must not carry (RFC 6066 §3).
+    const sni = net.isIP(servername) === 0 ? servername.replace(/\.$/, '') : undefined;
     return tls.connect({ host: address, port, servername: sni, ca: options.ca, ALPNProtocols: ['http/1.1'] });
   };
 }

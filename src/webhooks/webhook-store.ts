@@ -180,10 +180,12 @@ export class WebhookStore {
    * Leases up to `limit` due pending deliveries of enabled endpoints to `owner` until `leaseUntil`. One statement; on
    * PostgreSQL its rows are picked FOR UPDATE SKIP LOCKED, so two instances never claim the same row.
    */
-  async claim(owner: string, now: number, leaseUntil: number, limit: number): Promise<ClaimedDelivery[]> {
+  async claim(owner: string, now: number, leaseUntil: number, limit: number, busyEndpoints: string[] = []): Promise<ClaimedDelivery[]> {
     const p = this.p.bind(this);
+    // Endpoints with no room left on this instance are passed over, so that a slow one cannot take every slot.
+    const busy = busyEndpoints.length ? ` AND d.endpoint_id NOT IN (${this.list(5, busyEndpoints.length)})` : '';
     const due = `SELECT d.message_id, d.endpoint_id FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
-      WHERE d.state = 'pending' AND d.next_attempt_at <= ${p(3)} AND (d.lease_until IS NULL OR d.lease_until < ${p(4)}) AND e.status = 'enabled'
+      WHERE d.state = 'pending' AND d.next_attempt_at <= ${p(3)} AND (d.lease_until IS NULL OR d.lease_until < ${p(4)}) AND e.status = 'enabled'${busy}
       ORDER BY d.next_attempt_at LIMIT ${Math.floor(limit)}${this.postgres ? ' FOR UPDATE OF d SKIP LOCKED' : ''}`;
     const rows = await this.query<Record<string, unknown>>(
       this.postgres
@@ -191,7 +193,7 @@ export class WebhookStore {
              WHERE w.message_id = c.message_id AND w.endpoint_id = c.endpoint_id RETURNING w.message_id, w.endpoint_id, w.attempts, w.step`
         : `UPDATE webhook_deliveries SET lease_owner = ?, lease_until = ? WHERE (message_id, endpoint_id) IN (${due})
              RETURNING message_id, endpoint_id, attempts, step`,
-      [owner, leaseUntil, now, now],
+      [owner, leaseUntil, now, now, ...busyEndpoints],
     );
     if (rows.length === 0) return [];
     // The bodies in one query for the whole batch, not one per attempt (bench/RESULTS.md, Webhooks).
@@ -230,8 +232,10 @@ export class WebhookStore {
         WHERE message_id = ${p(6)} AND endpoint_id = ${p(7)} AND lease_owner = ${p(8)} RETURNING message_id`,
       [state, record.attempt, step, record.nextAttemptAt, record.attemptedAt, record.messageId, record.endpointId, owner],
     ];
+    // Not ours any more (the lease ran out, or the endpoint was deleted with its deliveries): its owner logs its own.
+    if (updated.length === 0) return false;
     yield* this.logAttempts([record]);
-    return updated.length > 0;
+    return true;
   }
 
   /**

@@ -9,7 +9,7 @@ import { LeadWriter } from '../leads/lead-writer.service.js';
 import { AppError, invalidQuery, validationFailed } from '../problem/app-error.js';
 import type { FieldErrorCode } from '../problem/error-catalog.js';
 import { SecretBox } from '../secrets/secret-box.js';
-import { checkUrl } from './webhook-address.js';
+import { checkUrl, ResolvedAddress } from './webhook-address.js';
 import { WebhookDispatcher } from './webhook-dispatcher.service.js';
 import { WebhookEndpoint } from './webhook-endpoint.entity.js';
 import { EVENT_TYPES, messageId, messagePayload, newSecret, TEST_EVENT } from './webhook-events.js';
@@ -23,8 +23,10 @@ export const ROTATION_GRACE_MS = 24 * 3_600_000;
 const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const MESSAGE_ID = /^msg_[0-9a-f]{32}$/;
 const CURSOR = /^(\d{1,15})\.([0-9a-f-]{36})$/;
-/** Deliveries switched back to pending per statement by a replay. */
-const REPLAY_BATCH = 1000;
+/** Rows a replay or a deletion handles per statement, with a turn of the event loop between statements. */
+const BATCH = 1000;
+/** How long a host's lookup may take when an endpoint is created or changed. */
+const LOOKUP_TIMEOUT_MS = 5000;
 
 export interface WebhookEndpointView {
   id: string;
@@ -151,8 +153,24 @@ export class WebhooksService implements OnModuleInit {
     return view(endpoint);
   }
 
+  /** Its deliveries and log first, in batches with a turn between them (one cascade over a large log held the loop). */
   async remove(id: string): Promise<void> {
-    const result = await this.endpoints.delete({ id: this.canonical(id) });
+    const endpoint = await this.find(id);
+    const p = this.store.p.bind(this.store);
+    for (const [table, key] of [
+      ['webhook_deliveries', 'message_id'],
+      ['webhook_attempts', 'id'],
+    ]) {
+      for (;;) {
+        const rows = await this.store.query(
+          `DELETE FROM ${table} WHERE endpoint_id = ${p(1)} AND ${key} IN (SELECT ${key} FROM ${table} WHERE endpoint_id = ${p(2)} LIMIT ${BATCH}) RETURNING ${key}`,
+          [endpoint.id, endpoint.id],
+        );
+        if (rows.length < BATCH) break;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    }
+    const result = await this.endpoints.delete({ id: endpoint.id });
     if (!result.affected) throw notFound();
     this.logger.log({ endpoint_id: id }, 'Webhook endpoint deleted');
   }
@@ -188,23 +206,36 @@ export class WebhooksService implements OnModuleInit {
     return { message_id: message.id, event_type: TEST_EVENT };
   }
 
-  /** The endpoint's messages created in [since, until) are sent again, with their own ids, as a new series of attempts. */
+  /**
+   * The endpoint's messages created in [since, until) are sent again, with their own ids, each as a new series of
+   * attempts. In keyset batches with a turn of the event loop between them: a replay of a year must not hold it.
+   */
   async replay(id: string, body: Record<string, unknown>): Promise<{ replayed: number }> {
     const { since, until } = parseReplay(body);
     const endpoint = await this.find(id);
     const p = this.store.p.bind(this.store);
     const now = Date.now();
+    let after: [number, string] | undefined;
     let replayed = 0;
     for (;;) {
-      const rows = await this.store.query(
-        `UPDATE webhook_deliveries SET state = 'pending', step = 0, next_attempt_at = ${p(1)}, updated_at = ${p(2)}
-          WHERE (message_id, endpoint_id) IN (SELECT message_id, endpoint_id FROM webhook_deliveries
-            WHERE endpoint_id = ${p(3)} AND message_created_at >= ${p(4)} AND message_created_at < ${p(5)} AND state <> 'pending' LIMIT ${REPLAY_BATCH})
-          RETURNING message_id`,
-        [now, now, endpoint.id, since.getTime(), until?.getTime() ?? Number.MAX_SAFE_INTEGER],
+      const from = after ? `(message_created_at, message_id) > (${p(3)}, ${p(4)})` : `message_created_at >= ${p(3)}`;
+      const rows = await this.store.query<{ message_id: string; message_created_at: unknown }>(
+        `SELECT message_id, message_created_at FROM webhook_deliveries WHERE endpoint_id = ${p(1)} AND message_created_at < ${p(2)} AND ${from}
+          ORDER BY message_created_at, message_id LIMIT ${BATCH}`,
+        [endpoint.id, until?.getTime() ?? Number.MAX_SAFE_INTEGER, ...(after ?? [since.getTime()])],
       );
-      replayed += rows.length;
-      if (rows.length < REPLAY_BATCH) break;
+      if (rows.length === 0) break;
+      const ids = rows.map((row) => row.message_id);
+      const updated = await this.store.query(
+        `UPDATE webhook_deliveries SET state = 'pending', step = 0, next_attempt_at = ${p(1)}, updated_at = ${p(2)}
+          WHERE endpoint_id = ${p(3)} AND message_id IN (${this.store.list(4, ids.length)}) RETURNING message_id`,
+        [now, now, endpoint.id, ...ids],
+      );
+      replayed += updated.length;
+      if (rows.length < BATCH) break;
+      const last = rows[rows.length - 1];
+      after = [Number(last.message_created_at), last.message_id];
+      await new Promise((resolve) => setImmediate(resolve));
     }
     this.logger.log({ endpoint_id: endpoint.id, replayed }, 'Webhook messages replayed');
     this.dispatcher.wake();
@@ -251,7 +282,15 @@ export class WebhooksService implements OnModuleInit {
   }
 
   private async checkedUrl(raw: string): Promise<string> {
-    const verdict = await checkUrl(raw, { allowPrivate: this.settings.allowPrivate, resolver: (host) => this.resolver.resolve(host) });
+    const resolver = (host: string) =>
+      new Promise<ResolvedAddress[]>((resolve, reject) => {
+        const timer = setTimeout(() => reject(Object.assign(new Error('lookup timed out'), { code: 'ETIMEOUT' })), LOOKUP_TIMEOUT_MS);
+        this.resolver
+          .resolve(host)
+          .then(resolve, reject)
+          .finally(() => clearTimeout(timer));
+      });
+    const verdict = await checkUrl(raw, { allowPrivate: this.settings.allowPrivate, resolver });
     if (!verdict.ok) throw validationFailed([{ pointer: '/url', code: verdict.code as FieldErrorCode, detail: verdict.detail }]);
     return verdict.url.href;
   }
