@@ -6,7 +6,7 @@ import { LeadFilter, MAX_PAGE_SIZE } from './lead-reader.service.js';
 import { parseDateTime } from './rfc3339.js';
 
 /** Digits become a number for the range rules; anything else stays as sent, for IsInt to refuse. */
-const integer = ({ value }: { value: unknown }) => (typeof value === 'string' && /^-?\d+$/.test(value) ? Number(value) : value);
+export const integer = ({ value }: { value: unknown }) => (typeof value === 'string' && /^-?\d+$/.test(value) ? Number(value) : value);
 /** An RFC 3339 date-time becomes its instant; anything else stays as sent, for IsDate to refuse. */
 const dateTime = ({ value }: { value: unknown }) => (typeof value === 'string' ? (parseDateTime(value) ?? value) : value);
 
@@ -14,7 +14,7 @@ const dateTime = ({ value }: { value: unknown }) => (typeof value === 'string' ?
 const NO_CONTROLS = /^\P{Cc}*$/u;
 const noControls = (name: string) => Matches(NO_CONTROLS, { message: `${name} must not contain control characters.` });
 
-const LIMIT = `limit must be an integer from 1 to ${MAX_PAGE_SIZE}.`;
+export const LIMIT = `limit must be an integer from 1 to ${MAX_PAGE_SIZE}.`;
 const DATE_TIME = (name: string) => `${name} must be an RFC 3339 date-time with a time zone, such as 2026-11-22T13:45:14Z or 2026-11-22T10:45:14-03:00.`;
 
 /** The filters of GET /api/v1/leads and GET /api/v1/leads/export: one set of rules for both. */

@@ -1,9 +1,7 @@
 import { Transform } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { integer, LIMIT } from '../leads/lead-list-query.dto.js';
 import { MAX_PAGE_SIZE } from '../leads/lead-reader.service.js';
-
-const integer = ({ value }: { value: unknown }) => (typeof value === 'string' && /^-?\d+$/.test(value) ? Number(value) : value);
-const LIMIT = `limit must be an integer from 1 to ${MAX_PAGE_SIZE}.`;
 
 /** GET /api/v1/webhooks/{id}/deliveries: unknown, repeated or broken parameters are 400 invalid_query (the global pipe). */
 export class DeliveriesQuery {
