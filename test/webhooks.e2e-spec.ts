@@ -411,3 +411,33 @@ describe('webhooks: server-side request forgery', () => {
     expectProblem(changed, 422, 'validation_failed');
   });
 });
+
+describe('webhooks: an endpoint failing for WEBHOOK_DISABLE_AFTER', () => {
+  let t: TestApp;
+  let receiver: WebhookReceiver;
+
+  beforeAll(async () => {
+    t = await startTestApp({ ...FAST, WEBHOOK_DISABLE_AFTER: '1s', WEBHOOK_RETRY_SCHEDULE: Array(10).fill('300ms').join(',') });
+    receiver = await WebhookReceiver.start();
+  });
+  afterAll(async () => {
+    await receiver.close();
+    await t.close();
+  });
+
+  it('is disabled with the reason shown, and nothing more is attempted', async () => {
+    const manager = await operatorToken(t, 'webhooks:manage');
+    const created = await t.http.post('/api/v1/webhooks').set('Authorization', `Bearer ${manager}`).send({ url: receiver.url }).then(expectContract);
+    receiver.fallback = { status: 500 };
+    await t.http.post('/api/v1/lead').send({ nome: 'Ana', email: 'ana@example.com' }).expect(201);
+    const endpoint = await eventually(async () => {
+      const res = await t.http.get(`/api/v1/webhooks/${created.body.id}`).set('Authorization', `Bearer ${manager}`).then(expectContract);
+      return res.body.status === 'disabled' ? res.body : undefined;
+    });
+    expect(endpoint.disabled_reason).toMatch(/^No successful delivery since \d{4}-\d{2}-\d{2}T.*Z \(WEBHOOK_DISABLE_AFTER\)\.$/);
+    const attempts = receiver.received.length;
+    expect(attempts).toBeGreaterThanOrEqual(4);
+    await new Promise((resolve) => setTimeout(resolve, 800));
+    expect(receiver.received).toHaveLength(attempts);
+  });
+});

@@ -18,6 +18,8 @@ const JITTER = 0.2;
 /** After a failing loop turn (the database down), the worker waits this long before the next. */
 const ERROR_BACKOFF_MS = 1_000;
 const PRUNE_INTERVAL_MS = 60_000;
+/** The shortest time between two turns of the worker. */
+const TURN_INTERVAL_MS = 10;
 /** Bytes of an answer kept in the attempt log. */
 export const RESPONSE_BODY_BYTES = 4096;
 
@@ -56,6 +58,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
   /** Attempt outcomes waiting to be written, one transaction per turn of the event loop for all of them. */
   private records: { steps: () => Steps<unknown>; resolve: () => void; reject: (error: unknown) => void }[] = [];
   private lastPrune = 0;
+  private lastTurn = 0;
 
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
@@ -98,6 +101,11 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
   private async run(): Promise<void> {
     while (this.running) {
       try {
+        // Turns at most every TURN_INTERVAL_MS: each lead's commit and each finished attempt wakes the worker, and a turn
+        // per wake-up fanned out and claimed a few rows at a time, with the queries of a whole turn each time.
+        const wait = this.lastTurn + TURN_INTERVAL_MS - Date.now();
+        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+        this.lastTurn = Date.now();
         const busy = await this.turn();
         if (!busy) await this.sleep(this.settings.pollIntervalMs);
       } catch (error) {
