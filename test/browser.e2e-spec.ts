@@ -260,9 +260,13 @@ describeBrowser(HAVE_CHROMIUM ? `browser (Chromium at ${CHROMIUM})` : `browser (
   });
 
   it('(f) Swagger UI lists every operation; Try it out works for sandbox, lead, registration, token and Authorize', async () => {
-    const contract = (await (await fetch(`${appBase}/docs/openapi-leads.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
+    const contract = (await (await fetch(`${appBase}/docs/openapi-leads.json`)).json()) as {
+      paths: Record<string, Record<string, unknown>>;
+      webhooks: Record<string, Record<string, unknown>>;
+    };
     const methods = ['get', 'post', 'put', 'patch', 'delete', 'head', 'options'];
-    const expected = Object.entries(contract.paths).flatMap(([path, item]) =>
+    // The events the service sends (OpenAPI `webhooks`) are shown as operations too, under their names.
+    const expected = [...Object.entries(contract.paths), ...Object.entries(contract.webhooks)].flatMap(([path, item]) =>
       Object.keys(item)
         .filter((m) => methods.includes(m))
         .map((m) => `${m.toUpperCase()} ${path}`),
