@@ -7,7 +7,7 @@ import { safeError } from '../logging/safe-error.js';
 import { SecretBox } from '../secrets/secret-box.js';
 import { signatureHeader } from './webhook-events.js';
 import { WebhookHttpClient, WebhookResponse } from './webhook-http.js';
-import { AttemptRecord, ClaimedDelivery, skipRecord, Steps, WebhookStore } from './webhook-store.js';
+import { AttemptRecord, ClaimedDelivery, Outcome, skipRecord, Steps, WebhookStore } from './webhook-store.js';
 import { WEBHOOK_HTTP_CLIENT } from './webhook-tokens.js';
 
 /** A lease outlives one attempt by this much: time to record its outcome. */
@@ -22,6 +22,14 @@ const PRUNE_INTERVAL_MS = 60_000;
 const TURN_INTERVAL_MS = 10;
 /** Bytes of an answer kept in the attempt log. */
 export const RESPONSE_BODY_BYTES = 4096;
+
+interface PendingRecord {
+  outcome: Outcome;
+  /** The endpoint's own changes (failing since, disabled), after the outcomes. */
+  changes: [string, unknown[]][];
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
 
 interface EndpointState {
   id: string;
@@ -56,7 +64,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
   /** The ids that read looked for: one of them missing from the cache was deleted. */
   private endpointsRead = new Set<string>();
   /** Attempt outcomes waiting to be written, one transaction per turn of the event loop for all of them. */
-  private records: { steps: () => Steps<unknown>; resolve: () => void; reject: (error: unknown) => void }[] = [];
+  private records: PendingRecord[] = [];
   private lastPrune = 0;
   private lastTurn = 0;
 
@@ -229,7 +237,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
     const attempt = delivery.attempts + 1;
     if (endpoint.status !== 'enabled') {
       const skip = skipRecord(delivery.messageId, endpoint.id, message.event_type, delivery.attempts, Date.now());
-      await this.write(() => this.store.recordAttempt(this.owner, skip, 'skipped', delivery.step));
+      await this.write({ record: skip, state: 'skipped', step: delivery.step }, []);
       return;
     }
     const timestamp = Math.floor(Date.now() / 1000);
@@ -291,23 +299,20 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
       : !succeeded && endpoint.failingSince !== null && now - endpoint.failingSince >= this.settings.disableAfterMs
         ? `No successful delivery since ${new Date(endpoint.failingSince).toISOString()} (WEBHOOK_DISABLE_AFTER).`
         : null;
-    const store = this.store;
-    const owner = this.owner;
-    const p = store.p.bind(store);
-    await this.write(function* () {
-      yield* store.recordAttempt(owner, record, state, step);
-      if (succeeded) {
-        if (endpoint.failingSince !== null) yield [`UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ${p(1)}`, [endpoint.id]];
-      } else if (endpoint.failingSince === null) {
-        yield [`UPDATE webhook_endpoints SET failing_since = ${p(1)} WHERE id = ${p(2)} AND failing_since IS NULL`, [now, endpoint.id]];
-      }
-      if (disableReason) {
-        yield [
-          `UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = ${p(1)}, updated_at = ${p(2)} WHERE id = ${p(3)} AND status = 'enabled'`,
-          [disableReason, now, endpoint.id],
-        ];
-      }
-    });
+    const p = this.store.p.bind(this.store);
+    const changes: [string, unknown[]][] = [];
+    if (succeeded) {
+      if (endpoint.failingSince !== null) changes.push([`UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ${p(1)}`, [endpoint.id]]);
+    } else if (endpoint.failingSince === null) {
+      changes.push([`UPDATE webhook_endpoints SET failing_since = ${p(1)} WHERE id = ${p(2)} AND failing_since IS NULL`, [now, endpoint.id]]);
+    }
+    if (disableReason) {
+      changes.push([
+        `UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = ${p(1)}, updated_at = ${p(2)} WHERE id = ${p(3)} AND status = 'enabled'`,
+        [disableReason, now, endpoint.id],
+      ]);
+    }
+    await this.write({ record, state, step }, changes);
     if (succeeded) endpoint.failingSince = null;
     else endpoint.failingSince ??= now;
     if (disableReason) {
@@ -321,9 +326,9 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
    * per attempt capped delivery at about 250/s on PostgreSQL (bench/RESULTS.md, Webhooks). A failed transaction fails
    * them all; their leases run out and the deliveries are attempted again (at least once).
    */
-  private write(steps: () => Steps<unknown>): Promise<void> {
+  private write(outcome: Outcome, changes: [string, unknown[]][]): Promise<void> {
     return new Promise((resolve, reject) => {
-      if (this.records.push({ steps, resolve, reject }) === 1) setImmediate(() => void this.flushRecords());
+      if (this.records.push({ outcome, changes, resolve, reject }) === 1) setImmediate(() => void this.flushRecords());
     });
   }
 
@@ -331,9 +336,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
     const batch = this.records;
     this.records = [];
     try {
-      await this.store.transaction(function* () {
-        for (const record of batch) yield* record.steps();
-      });
+      await this.store.transaction(() => this.recordSteps(batch));
       for (const record of batch) record.resolve();
     } catch (error) {
       if (batch.length === 1 || isDatabaseUnavailable(error)) {
@@ -341,8 +344,16 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
         return;
       }
       // One record the database refuses must not take the others of its turn down: each alone.
-      for (const record of batch) await this.store.transaction(record.steps).then(record.resolve, record.reject);
+      for (const record of batch) await this.store.transaction(() => this.recordSteps([record])).then(record.resolve, record.reject);
     }
+  }
+
+  private *recordSteps(batch: PendingRecord[]): Steps<void> {
+    yield* this.store.recordAttempts(
+      this.owner,
+      batch.map((record) => record.outcome),
+    );
+    for (const record of batch) yield* record.changes;
   }
 
   private sleep(ms: number): Promise<void> {

@@ -10,6 +10,13 @@ export type Steps<T> = Generator<Step, T, Record<string, unknown>[]>;
 
 export type DeliveryState = 'pending' | 'delivered' | 'failed' | 'skipped';
 
+/** What an attempt (or a skip) leaves: its log row, and its delivery's next state and step in the retry schedule. */
+export interface Outcome {
+  record: AttemptRecord;
+  state: DeliveryState;
+  step: number;
+}
+
 export interface ClaimedDelivery {
   messageId: string;
   endpointId: string;
@@ -222,20 +229,63 @@ export class WebhookStore {
   }
 
   /**
-   * The outcome of one attempt: its log row, and the delivery's next state, only while `owner` still holds the lease
-   * (after a lease ran out another instance may own the row: its own attempt decides).
+   * The outcomes of attempts: each delivery's next state and its log row, only while `owner` still holds the lease
+   * (after a lease ran out another instance may own the row, and logs its own attempt; a deleted endpoint took its
+   * deliveries with it). On PostgreSQL one statement for them all: a round trip per statement, each awaited in a busy
+   * event loop, capped delivery far below intake (bench/RESULTS.md, Webhooks).
    */
-  *recordAttempt(owner: string, record: AttemptRecord, state: DeliveryState, step: number): Steps<boolean> {
+  *recordAttempts(owner: string, outcomes: readonly Outcome[]): Steps<void> {
+    if (outcomes.length === 0) return;
     const p = this.p.bind(this);
-    const updated = yield [
-      `UPDATE webhook_deliveries SET state = ${p(1)}, attempts = ${p(2)}, step = ${p(3)}, next_attempt_at = ${p(4)}, lease_owner = NULL, lease_until = NULL, updated_at = ${p(5)}
-        WHERE message_id = ${p(6)} AND endpoint_id = ${p(7)} AND lease_owner = ${p(8)} RETURNING message_id`,
-      [state, record.attempt, step, record.nextAttemptAt, record.attemptedAt, record.messageId, record.endpointId, owner],
+    if (!this.postgres) {
+      for (const { record, state, step } of outcomes) {
+        const updated = yield [
+          `UPDATE webhook_deliveries SET state = ?, attempts = ?, step = ?, next_attempt_at = ?, lease_owner = NULL, lease_until = NULL, updated_at = ?
+            WHERE message_id = ? AND endpoint_id = ? AND lease_owner = ? RETURNING message_id`,
+          [state, record.attempt, step, record.nextAttemptAt, record.attemptedAt, record.messageId, record.endpointId, owner],
+        ];
+        if (updated.length) yield* this.logAttempts([record]);
+      }
+      return;
+    }
+    const params: unknown[] = [owner];
+    const tuple = (values: unknown[], types: string[]) => `(${values.map((value, i) => `${p(params.push(value))}::${types[i]}`).join(', ')})`;
+    const next = outcomes.map(({ record, state, step }) =>
+      tuple(
+        [record.messageId, record.endpointId, state, record.attempt, step, record.nextAttemptAt, record.attemptedAt],
+        ['varchar', 'varchar', 'varchar', 'int', 'int', 'bigint', 'bigint'],
+      ),
+    );
+    const logged = outcomes.map(({ record: r }) =>
+      tuple(
+        [
+          uuidv7(r.attemptedAt),
+          r.messageId,
+          r.endpointId,
+          r.eventType,
+          r.attempt,
+          r.attemptedAt,
+          r.outcome,
+          r.statusCode,
+          r.error,
+          r.latencyMs,
+          r.responseBody,
+          r.nextAttemptAt,
+        ],
+        ['varchar', 'varchar', 'varchar', 'varchar', 'int', 'bigint', 'varchar', 'int', 'varchar', 'int', 'text', 'bigint'],
+      ),
+    );
+    yield [
+      `WITH v (message_id, endpoint_id, state, attempts, step, next_attempt_at, updated_at) AS (VALUES ${next.join(', ')}),
+        u AS (UPDATE webhook_deliveries d SET state = v.state, attempts = v.attempts, step = v.step, next_attempt_at = v.next_attempt_at,
+            lease_owner = NULL, lease_until = NULL, updated_at = v.updated_at
+          FROM v WHERE d.message_id = v.message_id AND d.endpoint_id = v.endpoint_id AND d.lease_owner = $1 RETURNING d.message_id, d.endpoint_id)
+      INSERT INTO webhook_attempts (id, message_id, endpoint_id, event_type, attempt, attempted_at, outcome, status_code, error, latency_ms, response_body, next_attempt_at)
+      SELECT a.id, a.message_id, a.endpoint_id, a.event_type, a.attempt, a.attempted_at, a.outcome, a.status_code, a.error, a.latency_ms, a.response_body, a.next_attempt_at
+        FROM (VALUES ${logged.join(', ')}) a (id, message_id, endpoint_id, event_type, attempt, attempted_at, outcome, status_code, error, latency_ms, response_body, next_attempt_at)
+        JOIN u ON u.message_id = a.message_id AND u.endpoint_id = a.endpoint_id`,
+      params,
     ];
-    // Not ours any more (the lease ran out, or the endpoint was deleted with its deliveries): its owner logs its own.
-    if (updated.length === 0) return false;
-    yield* this.logAttempts([record]);
-    return true;
   }
 
   /**
