@@ -3,6 +3,7 @@ import { buildClientSchema, buildSchema, getIntrospectionQuery, IntrospectionQue
 import { parseList } from 'structured-headers';
 import type { Response } from 'supertest';
 import { DocsService } from '../src/docs/docs.service.js';
+import { settledWebhooks } from './support/webhook-receiver.js';
 import { expectContract } from './support/contract.js';
 import { startTestApp, TestApp } from './support/test-app.js';
 
@@ -122,6 +123,7 @@ describe('GraphQL: POST /api/v1/graphql', () => {
 
   describe('queries: the same data as REST', () => {
     it('health equals the body of GET /api/v1/health', async () => {
+      await settledWebhooks(() => t.http.get('/api/v1/health'));
       const rest = await t.http.get('/api/v1/health').then(expectContract);
       expect(rest.status).toBe(200);
       const { health } = await data(HEALTH_QUERY);

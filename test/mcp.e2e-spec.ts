@@ -6,6 +6,7 @@ import { DocsService } from '../src/docs/docs.service.js';
 import { CONTRACT, contractSchema, expectContract } from './support/contract.js';
 import { freePort } from './support/server-process.js';
 import { countLeads, ON_POSTGRES, startTestApp, TestApp } from './support/test-app.js';
+import { settledWebhooks } from './support/webhook-receiver.js';
 
 /**
  * The Model Context Protocol server and server card (docs/decisions/0017-mcp-stateless-over-the-same-services.md): the
@@ -245,6 +246,7 @@ describe('MCP server (streamable HTTP at /mcp) and server card', () => {
     });
 
     it('get_service_health and get_service_info answer what GET /api/v1/health and /api/v1/info do', async () => {
+      await settledWebhooks(() => t.http.get('/api/v1/health'));
       const health = (await client.callTool({ name: 'get_service_health', arguments: {} })) as CallToolResult;
       const restHealth = await t.http.get('/api/v1/health').then(expectContract);
       expect(health.isError).toBe(false);

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { AppConfig } from '../config/config.js';
 import { APP_CONFIG } from '../config/config.module.js';
@@ -111,9 +112,10 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
       try {
         // Turns at most every TURN_INTERVAL_MS: each lead's commit and each finished attempt wakes the worker, and a turn
         // per wake-up fanned out and claimed a few rows at a time, with the queries of a whole turn each time.
-        const wait = this.lastTurn + TURN_INTERVAL_MS - Date.now();
+        // On the monotonic clock: a wall clock set back would otherwise stop the worker for as long.
+        const wait = Math.min(this.lastTurn + TURN_INTERVAL_MS - performance.now(), TURN_INTERVAL_MS);
         if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-        this.lastTurn = Date.now();
+        this.lastTurn = performance.now();
         const busy = await this.turn();
         if (!busy) await this.sleep(this.settings.pollIntervalMs);
       } catch (error) {

@@ -76,3 +76,15 @@ export class WebhookReceiver {
     await once(this.server, 'close').catch(() => undefined);
   }
 }
+
+/**
+ * Waits until health reports no webhook backlog (the worker has fanned out the messages of leads stored by earlier
+ * tests), so that two health reports taken one after the other agree.
+ */
+export async function settledWebhooks(get: () => Promise<{ body: { webhooks: { pending: number } | null } }>, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while ((await get()).body.webhooks?.pending !== 0) {
+    if (Date.now() > deadline) throw new Error('the webhook backlog did not drain');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
