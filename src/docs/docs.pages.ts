@@ -350,11 +350,11 @@ well. Messages can also arrive out of order (a retry overtaken by a newer messag
 
 ## 410, disabled endpoints and skipped messages
 
-Answer **410 Gone** when the URL is retired: the endpoint is disabled at once, with \`disabled_reason\`
-\`410 Gone from <url>\`. An endpoint is also disabled after \`WEBHOOK_DISABLE_AFTER\` of failures, or by an operator
+Answer **410 Gone** when the URL is retired: the endpoint is disabled at once, with a \`disabled_reason\` that names
+the 410 and the message that got it. An endpoint is also disabled after \`WEBHOOK_DISABLE_AFTER\` of failures, or by an operator
 (\`PATCH\` with \`{"status": "disabled"}\`). A disabled endpoint receives nothing: its pending deliveries, and every new
 message meanwhile, test messages included, are recorded in its log as **skipped** (\`outcome: "skipped"\`,
-\`attempt: 0\`, \`error: "endpoint_disabled"\`). Enabling it again (\`PATCH\` with \`{"status": "enabled"}\`) delivers new
+\`attempt\`: the attempts made before, 0 for none, \`error: "endpoint_disabled"\`). Enabling it again (\`PATCH\` with \`{"status": "enabled"}\`) delivers new
 messages; the skipped ones are sent only by a **replay** of their time range.
 
 ## Rotating the secret
