@@ -2,7 +2,6 @@ import { createHmac, randomBytes } from 'node:crypto';
 
 /** The event types an endpoint can subscribe to; `webhook.test` goes only to the endpoint it was sent for. */
 export const EVENT_TYPES = ['lead.received'] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
 export const TEST_EVENT = 'webhook.test';
 
 /** A message id, the `webhook-id` of every attempt: `msg_` and a UUIDv7's hex digits, so ids sort by time. */

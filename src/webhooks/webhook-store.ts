@@ -257,23 +257,7 @@ export class WebhookStore {
       ),
     );
     const logged = outcomes.map(({ record: r }) =>
-      tuple(
-        [
-          uuidv7(r.attemptedAt),
-          r.messageId,
-          r.endpointId,
-          r.eventType,
-          r.attempt,
-          r.attemptedAt,
-          r.outcome,
-          r.statusCode,
-          r.error,
-          r.latencyMs,
-          r.responseBody,
-          r.nextAttemptAt,
-        ],
-        ['varchar', 'varchar', 'varchar', 'varchar', 'int', 'bigint', 'varchar', 'int', 'varchar', 'int', 'text', 'bigint'],
-      ),
+      tuple(attemptRow(r), ['varchar', 'varchar', 'varchar', 'varchar', 'int', 'bigint', 'varchar', 'int', 'varchar', 'int', 'text', 'bigint']),
     );
     yield [
       `WITH v (message_id, endpoint_id, state, attempts, step, next_attempt_at, updated_at) AS (VALUES ${next.join(', ')}),
@@ -325,20 +309,7 @@ export class WebhookStore {
       const tuples = rows.map((_, i) => `(${Array.from({ length: 12 }, (__, k) => p(i * 12 + k + 1)).join(', ')})`);
       yield [
         `INSERT INTO webhook_attempts (id, message_id, endpoint_id, event_type, attempt, attempted_at, outcome, status_code, error, latency_ms, response_body, next_attempt_at) VALUES ${tuples.join(', ')}`,
-        rows.flatMap((r) => [
-          uuidv7(r.attemptedAt),
-          r.messageId,
-          r.endpointId,
-          r.eventType,
-          r.attempt,
-          r.attemptedAt,
-          r.outcome,
-          r.statusCode,
-          r.error,
-          r.latencyMs,
-          r.responseBody,
-          r.nextAttemptAt,
-        ]),
+        rows.flatMap(attemptRow),
       ];
     }
   }
@@ -375,6 +346,24 @@ export class WebhookStore {
       oldestPendingAgeSeconds: oldest.length ? Math.max(0, Math.round((now - Math.min(...oldest)) / 1000)) : null,
     };
   }
+}
+
+/** A log row's values, in the column order of both INSERTs into webhook_attempts. */
+function attemptRow(r: AttemptRecord): unknown[] {
+  return [
+    uuidv7(r.attemptedAt),
+    r.messageId,
+    r.endpointId,
+    r.eventType,
+    r.attempt,
+    r.attemptedAt,
+    r.outcome,
+    r.statusCode,
+    r.error,
+    r.latencyMs,
+    r.responseBody,
+    r.nextAttemptAt,
+  ];
 }
 
 export function skipRecord(messageId: string, endpointId: string, eventType: string, attempt: number, now: number): AttemptRecord {
