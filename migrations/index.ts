@@ -7,6 +7,7 @@ import { RegistrationAddress1764100000000 } from './1764100000000-registration-a
 import { OperatorClients1764200000000 } from './1764200000000-operator-clients.js';
 import { LeadReadColumns1764300000000 } from './1764300000000-lead-read-columns.js';
 import { Webhooks1764400000000 } from './1764400000000-webhooks.js';
+import { ConsentAndContext1764500000000 } from './1764500000000-consent-and-context.js';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -16,4 +17,5 @@ export const MIGRATIONS = [
   OperatorClients1764200000000,
   LeadReadColumns1764300000000,
   Webhooks1764400000000,
+  ConsentAndContext1764500000000,
 ];

@@ -26,9 +26,11 @@ export class EntityInsert<T extends ObjectLiteral> {
   private readonly columns: EntityMetadata['columns'];
   private readonly texts = new Map<string, string>();
 
+  /** `ignoreConflicts`: a row whose key the table holds already is skipped (ON CONFLICT DO NOTHING, both databases). */
   constructor(
     private readonly dataSource: DataSource,
     target: EntityTarget<T>,
+    private readonly ignoreConflicts = false,
   ) {
     this.metadata = dataSource.getMetadata(target);
     refuseWhatCannotBeHonoured(dataSource, this.metadata);
@@ -82,7 +84,8 @@ export class EntityInsert<T extends ObjectLiteral> {
       .split('.')
       .map((part) => driver.escape(part))
       .join('.');
-    return `INSERT INTO ${table} (${columns.map((column) => driver.escape(column.databaseName)).join(', ')}) VALUES ${tuples.join(', ')}`;
+    const conflicts = this.ignoreConflicts ? ' ON CONFLICT DO NOTHING' : '';
+    return `INSERT INTO ${table} (${columns.map((column) => driver.escape(column.databaseName)).join(', ')}) VALUES ${tuples.join(', ')}${conflicts}`;
   }
 }
 

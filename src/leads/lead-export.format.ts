@@ -1,7 +1,9 @@
 import { stringify } from 'csv-stringify/sync';
 import { neutraliseFormula } from './csv-cells.js';
 import type { LeadRecord } from './lead-export.reader.js';
+import { CONTEXT_MEMBERS, LeadContext } from './lead-context.js';
 import { LEAD_VIEW_COLUMNS } from './lead-reader.service.js';
+import { LEGAL_BASIS_CATEGORIES, LegalBasisView } from './legal-bases.js';
 
 export type ExportFormat = 'csv' | 'jsonl';
 export type CsvDelimiter = ',' | ';';
@@ -17,6 +19,38 @@ const UTF8_BOM = '\ufeff';
  */
 const LINE_BREAK = /[\r\n]/;
 
+const BASIS_MEMBERS = ['type', 'status', 'recorded_at', 'revoked_at'] as const;
+const LEGAL_BASES = LEAD_VIEW_COLUMNS.indexOf('legal_bases');
+const CONTEXT = LEAD_VIEW_COLUMNS.indexOf('context');
+/** The LeadView members that are plain values, in order: every member but the two JSON ones, which come last. */
+const PLAIN_COLUMNS = LEAD_VIEW_COLUMNS.slice(0, Math.min(LEGAL_BASES, CONTEXT));
+
+/**
+ * The CSV columns: the LeadView's plain members, then each context member under its own name (so an export's file
+ * imports again with `leads import`), then each legal basis category's type, status, recorded_at and revoked_at, and
+ * the SHA-256 of the consent wording.
+ */
+export const CSV_COLUMNS = [
+  ...PLAIN_COLUMNS,
+  ...CONTEXT_MEMBERS,
+  ...LEGAL_BASIS_CATEGORIES.flatMap((category) => BASIS_MEMBERS.map((member) => `${category}_${member}`)),
+  'consent_text_sha256',
+] as const;
+
+/** A record's CSV cells, in CSV_COLUMNS order. */
+function csvCells(record: LeadRecord): (string | null)[] {
+  const cells = record.slice(0, PLAIN_COLUMNS.length);
+  const context = record[CONTEXT] === null ? undefined : (JSON.parse(record[CONTEXT]) as LeadContext);
+  for (const member of CONTEXT_MEMBERS) cells.push(context?.[member] ?? null);
+  const bases = record[LEGAL_BASES] === null ? [] : (JSON.parse(record[LEGAL_BASES]) as LegalBasisView[]);
+  for (const category of LEGAL_BASIS_CATEGORIES) {
+    const basis = bases.find((entry) => entry.category === category);
+    for (const member of BASIS_MEMBERS) cells.push(basis?.[member] ?? null);
+  }
+  cells.push(bases.find((basis) => basis.consent_text_sha256 !== null)?.consent_text_sha256 ?? null);
+  return cells;
+}
+
 /** How one export writes its rows: the first chunk, then one chunk per page of rows. */
 export interface ExportWriter {
   format: ExportFormat;
@@ -27,7 +61,7 @@ export interface ExportWriter {
 }
 
 /**
- * CSV per RFC 4180: UTF-8, a header row (the LeadView member names, LEAD_VIEW_COLUMNS), CRLF line ends, fields quoted when they hold the delimiter, a quote or a line
+ * CSV per RFC 4180: UTF-8, a header row (CSV_COLUMNS), CRLF line ends, fields quoted when they hold the delimiter, a quote or a line
  * break, and every cell that a spreadsheet would run as a formula neutralised (CWE-1236). The `;` profile is what
  * spreadsheets in pt-BR locales open directly: semicolons and a UTF-8 byte order mark.
  */
@@ -37,8 +71,8 @@ export function csvWriter(delimiter: CsvDelimiter): ExportWriter {
     format: 'csv',
     mediaType: CSV_MEDIA_TYPE,
     extension: 'csv',
-    head: () => (delimiter === ';' ? UTF8_BOM : '') + stringify([[...LEAD_VIEW_COLUMNS]], options),
-    rows: (records) => stringify(records, options),
+    head: () => (delimiter === ';' ? UTF8_BOM : '') + stringify([[...CSV_COLUMNS]], options),
+    rows: (records) => stringify(records.map(csvCells), options),
   };
 }
 
@@ -58,8 +92,10 @@ export function jsonLinesWriter(): ExportWriter {
 }
 
 /** A record as the LeadView object the read API answers, members in the same order. */
-function leadView(record: LeadRecord): Record<string, string | null> {
-  const view: Record<string, string | null> = {};
-  for (let i = 0; i < LEAD_VIEW_COLUMNS.length; i++) view[LEAD_VIEW_COLUMNS[i]] = record[i];
+function leadView(record: LeadRecord): Record<string, unknown> {
+  const view: Record<string, unknown> = {};
+  for (let i = 0; i < PLAIN_COLUMNS.length; i++) view[LEAD_VIEW_COLUMNS[i]] = record[i];
+  view.legal_bases = record[LEGAL_BASES] === null ? [] : JSON.parse(record[LEGAL_BASES]);
+  view.context = record[CONTEXT] === null ? {} : JSON.parse(record[CONTEXT]);
   return view;
 }

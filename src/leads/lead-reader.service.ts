@@ -6,6 +6,8 @@ import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata.js';
 import type { LeadChannel } from './lead-channel.js';
 import { Lead } from './lead.entity.js';
 import { foldEmail } from './lead-rules.js';
+import type { LeadContext } from './lead-context.js';
+import type { LegalBasisView } from './legal-bases.js';
 
 export type { LeadChannel } from './lead-channel.js';
 
@@ -24,6 +26,10 @@ export interface LeadView {
   channel: LeadChannel;
   registration_id: string | null;
   client_id: string | null;
+  /** With their evidence; empty when none were sent. */
+  legal_bases: LegalBasisView[];
+  /** Attribution; empty when none was sent. */
+  context: LeadContext;
 }
 
 /** A lead just stored, as the read API will show it (the webhook payload is built from it in the same transaction). */
@@ -41,6 +47,8 @@ export function leadViewOf(lead: Lead): LeadView {
     channel: lead.channel,
     registration_id: lead.registrationId,
     client_id: lead.clientId,
+    legal_bases: lead.legalBases ?? [],
+    context: lead.context ?? {},
   };
 }
 
@@ -82,7 +90,7 @@ export class InvalidCursor extends Error {
 /** The largest page any surface may ask for. */
 export const MAX_PAGE_SIZE = 200;
 
-/** The columns of a LeadView, in its order: what every read selects (the export writes them as its CSV columns). */
+/** The columns of a LeadView, in its order: what every read selects; legal_bases and context hold JSON. */
 export const LEAD_VIEW_COLUMNS = [
   'id',
   'received_at',
@@ -96,13 +104,15 @@ export const LEAD_VIEW_COLUMNS = [
   'channel',
   'registration_id',
   'client_id',
+  'legal_bases',
+  'context',
 ] as const satisfies readonly (keyof LeadView)[];
 
 const COLUMNS = LEAD_VIEW_COLUMNS.join(', ');
 const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-/** A row as the driver returns it: received_at in the driver's own form. */
-type Row = Omit<LeadView, 'received_at'> & { received_at: unknown };
+/** A row as the driver returns it: received_at in the driver's own form, the JSON columns as text. */
+type Row = Omit<LeadView, 'received_at' | 'legal_bases' | 'context'> & { received_at: unknown; legal_bases: string | null; context: string | null };
 
 /**
  * The one read path for stored leads: newest first, by (received_at, id) descending, in keyset pages. A page's SQL
@@ -194,6 +204,8 @@ export class LeadReader {
       channel: row.channel,
       registration_id: row.registration_id,
       client_id: row.client_id,
+      legal_bases: row.legal_bases === null ? [] : (JSON.parse(row.legal_bases) as LegalBasisView[]),
+      context: row.context === null ? {} : (JSON.parse(row.context) as LeadContext),
     };
   }
 

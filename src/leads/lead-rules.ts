@@ -5,6 +5,9 @@
  * super-linearly.
  */
 
+import type { LeadContext } from './lead-context.js';
+import type { LegalBasisInput } from './legal-bases.js';
+
 /**
  * Characters never accepted in a single-line field: controls, lone surrogates, noncharacters, bidi controls, and the
  * Unicode tag characters (invisible, they can carry instructions to language-model agents that read leads).
@@ -76,6 +79,9 @@ export interface NormalisedLead {
   empresa?: string;
   mensagem?: string;
   origem?: string;
+  legal_bases?: LegalBasisInput[];
+  consent_text?: string;
+  context?: LeadContext;
 }
 
 /** Trimmed, NFC, and the domain lower-cased (the local part is the mailbox owner's business). */

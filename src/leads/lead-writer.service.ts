@@ -33,7 +33,7 @@ interface Pending {
 @Injectable()
 export class LeadWriter {
   private readonly leads: EntityInsert<Lead>;
-  private readonly parts: { insert: EntityInsert<ObjectLiteral>; rows: LeadTransactionPart<ObjectLiteral> }[] = [];
+  private readonly parts: { insert: EntityInsert<ObjectLiteral>; rows: LeadTransactionPart<ObjectLiteral>; key?: (row: Partial<ObjectLiteral>) => string }[] = [];
   private readonly commit: (statements: InsertStatement[]) => Promise<void>;
   private queue: Pending[] = [];
   private readonly committed: (() => void)[] = [];
@@ -46,6 +46,14 @@ export class LeadWriter {
   /** From now on, every lead is stored together with the rows that `rows` returns for it (none: an empty array). */
   alsoWrite<T extends ObjectLiteral>(entity: EntityTarget<T>, rows: LeadTransactionPart<T>): void {
     this.parts.push({ insert: new EntityInsert(this.dataSource, entity), rows });
+  }
+
+  /**
+   * Like alsoWrite, for rows that many leads share (a consent wording): a row whose `key` came earlier in the same
+   * transaction is left out, and one the table holds already is kept as it is (ON CONFLICT DO NOTHING).
+   */
+  alsoWriteShared<T extends ObjectLiteral>(entity: EntityTarget<T>, rows: LeadTransactionPart<T>, key: (row: Partial<T>) => string): void {
+    this.parts.push({ insert: new EntityInsert(this.dataSource, entity, true), rows, key: key as (row: Partial<ObjectLiteral>) => string });
   }
 
   /** `listener` runs after each commit of leads (a delivery worker wakes up for the messages written with them). */
@@ -98,7 +106,11 @@ export class LeadWriter {
   private statements(leads: Lead[]): InsertStatement[] {
     const statements = this.leads.statements(leads);
     for (const part of this.parts) {
-      const rows = leads.flatMap((lead) => part.rows(lead));
+      let rows = leads.flatMap((lead) => part.rows(lead));
+      if (part.key && rows.length > 1) {
+        const seen = new Set<string>();
+        rows = rows.filter((row) => !seen.has(part.key!(row)) && seen.add(part.key!(row)));
+      }
       if (rows.length > 0) statements.push(...part.insert.statements(rows));
     }
     return statements;

@@ -1,5 +1,7 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 import type { LeadChannel } from './lead-channel.js';
+import type { LeadContext } from './lead-context.js';
+import type { LegalBasisView } from './legal-bases.js';
 
 /** A stored lead; the row holds the normalised fields exactly as the sandbox would return them. */
 @Entity('leads')
@@ -43,6 +45,21 @@ export class Lead {
   /** The surface it came through (lead-channel.ts). */
   @Column({ type: 'varchar' })
   channel: LeadChannel;
+
+  /** The legal bases with their evidence, as the read API shows them (JSON); null when none were sent. */
+  @Column({ type: 'simple-json', name: 'legal_bases', nullable: true })
+  legalBases: LegalBasisView[] | null;
+
+  /** The wording of its consent entries (consent_texts.sha256), indexed: erasure finds whether a wording is still used. */
+  @Column({ type: 'varchar', name: 'consent_text_sha256', nullable: true })
+  consentTextSha256: string | null;
+
+  /** Not a column: the wording itself, for the consent_texts row written with the lead (LeadsService). */
+  consentText?: string;
+
+  /** Attribution (JSON): page, referrer, UTM and click ids; null when none was sent. */
+  @Column({ type: 'simple-json', nullable: true })
+  context: LeadContext | null;
 
   // The column type is left to each driver (datetime / timestamp); the migration creates timestamptz on PostgreSQL.
   @Column({ name: 'received_at' })

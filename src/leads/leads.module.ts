@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { IdempotencyKey } from './idempotency-key.entity.js';
 import { IdempotencyService } from './idempotency.service.js';
+import { ConsentText } from './consent-text.entity.js';
 import { Lead } from './lead.entity.js';
 import { LeadReader } from './lead-reader.service.js';
 import { LeadValidationService } from './lead-validation.service.js';
@@ -15,7 +16,7 @@ import { LeadsReadService } from './leads-read.service.js';
 import { LeadsService } from './leads.service.js';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([Lead, IdempotencyKey])],
+  imports: [TypeOrmModule.forFeature([Lead, IdempotencyKey, ConsentText])],
   // LeadsReadController last: its GET leads/:id must not take a literal route such as leads/export (see there).
   controllers: [LeadsController, LeadExportController, LeadsReadController],
   providers: [LeadsService, LeadValidationService, LeadWriter, LeadReader, LeadsReadService, LeadExportReader, LeadExportService, IdempotencyService],

@@ -1,11 +1,13 @@
 import { createHash } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
+import { Injectable, OnModuleInit } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
 import { uuidv7 } from '../database/uuid-v7.js';
 import { Caller } from '../auth/caller.decorator.js';
 import { IdempotencyService } from './idempotency.service.js';
+import { ConsentText } from './consent-text.entity.js';
 import { Lead } from './lead.entity.js';
+import { consentTextSha256, LegalBasisInput, LegalBasisView } from './legal-bases.js';
 import type { LeadChannel } from './lead-channel.js';
 import { foldEmail, LEAD_FIELD_NAMES, NormalisedLead } from './lead-rules.js';
 import { LeadValidationService } from './lead-validation.service.js';
@@ -18,13 +20,22 @@ export interface LeadReceipt {
 }
 
 @Injectable()
-export class LeadsService {
+export class LeadsService implements OnModuleInit {
   constructor(
     @InjectRepository(Lead) private readonly leads: Repository<Lead>,
     private readonly writer: LeadWriter,
     private readonly validation: LeadValidationService,
     private readonly idempotency: IdempotencyService,
   ) {}
+
+  onModuleInit(): void {
+    // Each wording once, however many leads bring it: written with the first of them, and kept as it is after that.
+    this.writer.alsoWriteShared(
+      ConsentText,
+      (lead) => (lead.consentText === undefined ? [] : [{ sha256: lead.consentTextSha256!, text: lead.consentText, createdAt: lead.receivedAt.getTime() }]),
+      (row) => row.sha256!,
+    );
+  }
 
   /**
    * Validates, normalises and stores a lead, with the surface it came through; with an Idempotency-Key a retry returns
@@ -44,6 +55,7 @@ export class LeadsService {
 
   private async store(id: string, lead: NormalisedLead, caller: Caller, channel: LeadChannel): Promise<LeadReceipt> {
     const receivedAt = new Date();
+    const sha256 = lead.consent_text === undefined ? null : consentTextSha256(lead.consent_text);
     const row: Lead = {
       id,
       nome: lead.nome,
@@ -58,10 +70,19 @@ export class LeadsService {
       clientId: caller.clientId,
       channel,
       receivedAt,
+      legalBases: lead.legal_bases ? lead.legal_bases.map((basis) => evidenced(basis, receivedAt, channel, sha256)) : null,
+      consentTextSha256: sha256,
+      consentText: lead.consent_text,
+      context: lead.context ?? null,
     };
     await this.writer.write(row);
     return receipt(id, receivedAt);
   }
+}
+
+/** The evidence of a basis: when and through which channel it came, and for a consent, which wording was shown. */
+function evidenced(basis: LegalBasisInput, at: Date, channel: LeadChannel, sha256: string | null): LegalBasisView {
+  return { ...basis, recorded_at: at.toISOString(), channel, consent_text_sha256: basis.type === 'consent' ? sha256 : null, revoked_at: null };
 }
 
 function receipt(id: string, receivedAt: Date): LeadReceipt {
@@ -70,6 +91,14 @@ function receipt(id: string, receivedAt: Date): LeadReceipt {
 
 /** Same normalised lead → same fingerprint, whatever the JSON formatting or key order of the body. */
 export function leadFingerprint(lead: NormalisedLead): string {
-  const canonical = JSON.stringify([...LEAD_FIELD_NAMES, 'telefone_e164'].map((field) => lead[field as keyof NormalisedLead] ?? null));
+  const fields = [...LEAD_FIELD_NAMES, 'telefone_e164'].map((field) => lead[field as keyof NormalisedLead] ?? null);
+  // The consent and attribution members only when given, so a lead without them keeps the fingerprint it always had.
+  const extras = lead.legal_bases || lead.consent_text !== undefined || lead.context ? [lead.legal_bases ?? null, lead.consent_text ?? null, contextEntries(lead)] : [];
+  const canonical = JSON.stringify([...fields, ...extras]);
   return createHash('sha256').update(canonical).digest('hex');
+}
+
+/** The context members in one order, whatever order the body gave them in. */
+function contextEntries(lead: NormalisedLead): [string, string][] | null {
+  return lead.context ? Object.entries(lead.context).sort(([a], [b]) => (a < b ? -1 : 1)) : null;
 }
