@@ -5,7 +5,12 @@ import { once } from 'node:events';
 import { closeSync, createReadStream, fstatSync, openSync, readSync, ReadStream } from 'node:fs';
 import { pipeline } from 'node:stream';
 import { CsvError, parse } from 'csv-parse';
+import { CONTEXT_MEMBERS } from '../src/leads/lead-context.js';
 import { LEAD_FIELD_NAMES, REQUIRED_LEAD_FIELDS } from '../src/leads/lead-rules.js';
+
+/** The CSV columns an import reads: the lead fields, and the context members, which fill `context` (legal bases come only through JSON Lines). */
+const CSV_COLUMNS: readonly string[] = [...LEAD_FIELD_NAMES, ...CONTEXT_MEMBERS];
+const CONTEXT_COLUMNS: ReadonlySet<string> = new Set(CONTEXT_MEMBERS);
 import { UsageError } from './args.js';
 import { CliError, EXIT, HttpResponse, asProblem, exitCodeFor } from './http.js';
 
@@ -122,7 +127,13 @@ async function* csvRows(stream: ReadStream, delimiter: string): AsyncGenerator<I
       else if (record.length !== columns.length) yield { row, line: start, error: `expected ${columns.length} columns, found ${record.length}` };
       else {
         const fields: Record<string, unknown> = {};
-        for (let c = 0; c < columns.length; c++) if (record[c] !== '') fields[columns[c]] = record[c];
+        let context: Record<string, string> | undefined;
+        for (let c = 0; c < columns.length; c++) {
+          if (record[c] === '') continue;
+          if (CONTEXT_COLUMNS.has(columns[c])) (context ??= {})[columns[c]] = record[c];
+          else fields[columns[c]] = record[c];
+        }
+        if (context) fields.context = context;
         yield { row, line: start, fields };
       }
     }
@@ -139,9 +150,9 @@ async function* csvRows(stream: ReadStream, delimiter: string): AsyncGenerator<I
 
 function headerColumns(header: string[]): string[] {
   const columns = header.map((name) => name.trim());
-  const unknown = columns.filter((name) => !(LEAD_FIELD_NAMES as string[]).includes(name));
+  const unknown = columns.filter((name) => !CSV_COLUMNS.includes(name));
   if (unknown.length) {
-    throw new CliError(`CSV: unknown column(s) ${unknown.join(', ')}; the header may only name ${LEAD_FIELD_NAMES.join(', ')}`, EXIT.invalid);
+    throw new CliError(`CSV: unknown column(s) ${unknown.join(', ')}; the header may only name ${CSV_COLUMNS.join(', ')}`, EXIT.invalid);
   }
   const repeated = columns.filter((name, i) => columns.indexOf(name) !== i);
   if (repeated.length) throw new CliError(`CSV: the header names ${repeated.join(', ')} more than once`, EXIT.invalid);

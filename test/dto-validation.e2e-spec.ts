@@ -144,8 +144,8 @@ describe('DTOs with @Body() and @Query() through the global ValidationPipe', () 
       expectProblem(await post(body), 422, 'validation_failed', errors as [string, string][]);
     });
 
-    it('answers a body over 16 KiB 413', async () => {
-      expectProblem(await post(JSON.stringify({ ...VALID, name: 'a'.repeat(17 * 1024) })), 413, 'payload_too_large');
+    it('answers a body over 32 KiB 413', async () => {
+      expectProblem(await post(JSON.stringify({ ...VALID, name: 'a'.repeat(33 * 1024) })), 413, 'payload_too_large');
     });
   });
 

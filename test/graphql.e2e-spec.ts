@@ -23,7 +23,7 @@ const PROBLEM = 'application/problem+json; charset=utf-8';
 const HTML = 'text/html; charset=utf-8';
 const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 const SCHEMA_FILE = 'src/graphql/schema.graphql';
-const BODY_LIMIT = 16 * 1024;
+const BODY_LIMIT = 32 * 1024;
 const MAX_QUERY_LENGTH = 8192;
 
 const HEALTH_QUERY = '{ health { status version checks { database redis } webhooks { pending oldest_pending_age_seconds } } }';
@@ -424,10 +424,10 @@ describe('GraphQL: POST /api/v1/graphql', () => {
       expectProblem(res, 415, 'unsupported_media_type');
     });
 
-    it('answers 413 payload_too_large for a body over 16 KiB, and accepts 16 KiB exactly', async () => {
+    it('answers 413 payload_too_large for a body over 32 KiB, and accepts 32 KiB exactly', async () => {
       const over = JSON.stringify({ query: `{ health { status } } #${'x'.repeat(BODY_LIMIT)}` });
       expectProblem(await t.http.post(PATH).set('Content-Type', 'application/json').send(over).then(expectContract), 413, 'payload_too_large');
-      // 16 KiB is a body the transport takes; the query inside is then too long for GraphQL.
+      // 32 KiB is a body the transport takes; the query inside is then too long for GraphQL.
       const envelope = (pad: string) => JSON.stringify({ query: '{ health { status } }', variables: { pad } });
       const exact = envelope('x'.repeat(BODY_LIMIT - envelope('').length));
       expect(Buffer.byteLength(exact)).toBe(BODY_LIMIT);

@@ -84,15 +84,15 @@ async function refusedSocket(port: number): Promise<string> {
 }
 
 describe('HTTP limits', () => {
-  describe('bodies over the 16 KiB limit are refused at once, and the connection closed', () => {
+  describe('bodies over the 32 KiB limit are refused at once, and the connection closed', () => {
     let app: Awaited<ReturnType<typeof listening>>;
     beforeAll(async () => {
       app = await listening();
     });
     afterAll(() => app.t.close());
 
-    it('answers 413 for Content-Length: 17000 with no body sent (not 408 once the body timeout passes)', async () => {
-      const res = await rawRequest(app.port, `POST ${LEAD} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 17000\r\n\r\n`);
+    it('answers 413 for Content-Length: 33000 with no body sent (not 408 once the body timeout passes)', async () => {
+      const res = await rawRequest(app.port, `POST ${LEAD} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 33000\r\n\r\n`);
       expect(res.status).toBe(413);
       expect(JSON.parse(res.body)).toMatchObject({ status: 413, code: 'payload_too_large' });
       expect(res.headers.connection).toBe('close');
@@ -111,7 +111,7 @@ describe('HTTP limits', () => {
 
     it('answers 413 for a chunked body as soon as it passes the limit, though its last chunk never comes', async () => {
       const chunk = ' '.repeat(4096);
-      const chunks = Array.from({ length: 5 }, () => `${chunk.length.toString(16)}\r\n${chunk}\r\n`).join('');
+      const chunks = Array.from({ length: 9 }, () => `${chunk.length.toString(16)}\r\n${chunk}\r\n`).join('');
       const res = await rawRequest(
         app.port,
         `POST ${LEAD} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n${chunks}`,
@@ -146,7 +146,7 @@ describe('HTTP limits', () => {
     it('answers 413 for a gzip body declaring more than twice the limit', async () => {
       const res = await rawRequest(
         app.port,
-        `POST ${LEAD} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\nContent-Length: ${2 * 16384 + 1}\r\n\r\n`,
+        `POST ${LEAD} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\nContent-Length: ${2 * 32768 + 1}\r\n\r\n`,
       );
       expect(res.status).toBe(413);
     });

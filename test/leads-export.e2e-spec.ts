@@ -7,7 +7,8 @@ import type { Response } from 'supertest';
 import { LeadExportReader } from '../src/leads/lead-export.reader.js';
 import { Lead } from '../src/leads/lead.entity.js';
 import { storedLead } from './support/stored-leads.js';
-import { LEAD_VIEW_COLUMNS, type LeadView } from '../src/leads/lead-reader.service.js';
+import { CSV_COLUMNS } from '../src/leads/lead-export.format.js';
+import { type LeadView } from '../src/leads/lead-reader.service.js';
 import { expectContract } from './support/contract.js';
 import { operatorToken } from './support/operator-token.js';
 import { startTestApp, TestApp } from './support/test-app.js';
@@ -74,7 +75,12 @@ describe('exporting leads: GET /api/v1/leads/export', () => {
 
   /** A CSV record as the export must write a lead: nulls empty, formula cells neutralised (see the cases below). */
   const csvRecord = (lead: LeadView) =>
-    Object.fromEntries(LEAD_VIEW_COLUMNS.map((column) => [column, lead[column] === null ? '' : (FORMULAS[lead[column]!] ?? lead[column])]));
+    Object.fromEntries(
+      CSV_COLUMNS.map((column) => {
+        const value = (lead as unknown as Record<string, unknown>)[column];
+        return [column, typeof value === 'string' ? (FORMULAS[value] ?? value) : ''];
+      }),
+    );
 
   function expectProblem(res: Response, status: number, code: string): void {
     expect([res.status, res.body.code]).toEqual([status, code]);
@@ -139,7 +145,7 @@ describe('exporting leads: GET /api/v1/leads/export', () => {
       expect(res.headers['cache-control']).toBe('no-store');
       expect(res.headers['transfer-encoding']).toBe('chunked');
       const body = res.body as string;
-      expect(body.startsWith(`${LEAD_VIEW_COLUMNS.join(',')}\r\n`)).toBe(true);
+      expect(body.startsWith(`${CSV_COLUMNS.join(',')}\r\n`)).toBe(true);
       expect(body.endsWith('\r\n')).toBe(true);
       // Every line break outside a quoted field is CRLF: a bare LF or CR appears only inside the two quoted mensagens.
       expect(body.replace(/"(?:[^"]|"")*"/g, '').replace(/\r\n/g, '')).not.toMatch(/[\r\n]/);
@@ -169,7 +175,7 @@ describe('exporting leads: GET /api/v1/leads/export', () => {
       expect(res.status).toBe(200);
       expect(res.headers['content-type']).toBe(CSV_TYPE);
       const body = res.body as string;
-      expect(body.startsWith(`\ufeff${LEAD_VIEW_COLUMNS.join(';')}\r\n`)).toBe(true);
+      expect(body.startsWith(`\ufeff${CSV_COLUMNS.join(';')}\r\n`)).toBe(true);
       expect(body).toContain(';"Souza, Filhos; Cia";');
       expect(parse(body, { columns: true, delimiter: ';', bom: true })).toEqual(all.map(csvRecord));
       // A literal ; in the query string is the same parameter value.
@@ -229,7 +235,7 @@ describe('exporting leads: GET /api/v1/leads/export', () => {
     });
 
     it('exports nothing but the header when nothing matches', async () => {
-      expect((await exportLeads('?origem=nenhuma')).body).toBe(`${LEAD_VIEW_COLUMNS.join(',')}\r\n`);
+      expect((await exportLeads('?origem=nenhuma')).body).toBe(`${CSV_COLUMNS.join(',')}\r\n`);
       expect((await exportLeads('?origem=nenhuma&format=jsonl')).body).toBe('');
     });
   });

@@ -56,6 +56,8 @@ describe('reading leads: GET /api/v1/leads and /api/v1/leads/{id}', () => {
       channel: 'api',
       registration_id: null,
       client_id: null,
+      legal_bases: [],
+      context: {},
       ...fields,
     };
   }

@@ -168,7 +168,18 @@ describe('MCP server (streamable HTTP at /mcp) and server card', () => {
         expect(tool.annotations?.openWorldHint).toBe(false);
         expect(tool.annotations?.readOnlyHint).toBe(tool.name !== 'submit_lead');
       }
-      const leadInput = CONTRACT.components.schemas.LeadInput;
+      // The contract's LeadInput with its references written in: a tool's schema must stand alone.
+      const schemas = CONTRACT.components.schemas as Record<string, unknown>;
+      const inline = (json: unknown): unknown => {
+        if (Array.isArray(json)) return json.map(inline);
+        if (!json || typeof json !== 'object') return json;
+        const { $ref } = json as { $ref?: string };
+        if ($ref) return inline(schemas[$ref.replace('#/components/schemas/', '')]);
+        return Object.fromEntries(Object.entries(json).map(([key, value]) => [key, inline(value)]));
+      };
+      const leadInput = inline(schemas.LeadInput);
+      expect(JSON.stringify(leadInput)).toContain('utm_campaign');
+      expect(JSON.stringify(leadInput)).not.toContain('$ref');
       const byName = Object.fromEntries(tools.map((tool) => [tool.name, tool]));
       expect(byName.validate_lead.inputSchema).toEqual(leadInput);
       expect(byName.submit_lead.inputSchema).toEqual(leadInput);
@@ -214,7 +225,7 @@ describe('MCP server (streamable HTTP at /mcp) and server card', () => {
         expect(result.isError).toBe(true);
         const errors = (result.structuredContent as { errors: { pointer: string; code: string }[] }).errors;
         expect(errors.map((e) => `${e.pointer}:${e.code}`)).toEqual([expected]);
-        if (Buffer.byteLength(JSON.stringify(args)) < 16 * 1024) {
+        if (Buffer.byteLength(JSON.stringify(args)) < 32 * 1024) {
           const rest = await t.http.post('/api/v1/sandbox').send(args).then(expectContract);
           expect(rest.body.errors).toEqual(errors);
         }

@@ -213,7 +213,7 @@ describe('POST /api/v1/sandbox', () => {
         'unsupported_media_type',
       ],
       ['no Content-Type', { body: Buffer.from('{"nome":"Ana","email":"ana@exemplo.com"}') }, 415, 'unsupported_media_type'],
-      ['body over 16 KiB', json({ nome: 'Ana', email: 'ana@exemplo.com', mensagem: 'x'.repeat(17 * 1024) }), 413, 'payload_too_large'],
+      ['body over 32 KiB', json({ nome: 'Ana', email: 'ana@exemplo.com', mensagem: 'x'.repeat(33 * 1024) }), 413, 'payload_too_large'],
     ];
 
     /** The body minus what names the request itself. */

@@ -158,7 +158,7 @@ export function loadConfig(env: Env = process.env, stdoutIsTerminal = process.st
     rateLimitRegistration: parseQuota('RATE_LIMIT_REGISTRATION', value('RATE_LIMIT_REGISTRATION') ?? '20/3600s'),
     rateLimitToken: parseQuota('RATE_LIMIT_TOKEN', value('RATE_LIMIT_TOKEN') ?? '60/60s'),
     rateLimitMcpHousekeeping: parseQuota('RATE_LIMIT_MCP_HOUSEKEEPING', value('RATE_LIMIT_MCP_HOUSEKEEPING') ?? '600/60s'),
-    // At least 64 KiB: every answer bounded by the 16 KiB request body (a lead echoed twice, tools/list) fits under it.
+    // At least 64 KiB: tools/list and a lead echoed twice (the 32 KiB body limit bounds it) fit under it.
     maxAnswerBytes: parseInteger('MAX_ANSWER_BYTES', value('MAX_ANSWER_BYTES'), 1024 * 1024, 65536, 2 ** 30),
     clientSecretGraceSeconds: parseInteger('CLIENT_SECRET_GRACE', value('CLIENT_SECRET_GRACE'), 86400, 0, 30 * 86400),
     exportMaxConcurrent: parseInteger('EXPORT_MAX_CONCURRENT', value('EXPORT_MAX_CONCURRENT'), 2, 1, 64),

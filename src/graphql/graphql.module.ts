@@ -8,6 +8,8 @@ import { APP_CONFIG } from '../config/config.module.js';
 import { DocsModule } from '../docs/docs.module.js';
 import { DocsService } from '../docs/docs.service.js';
 import { LeadsModule } from '../leads/leads.module.js';
+import { LEGAL_BASIS_CATEGORIES } from '../leads/legal-bases.js';
+import { CONTEXT_MEMBERS } from '../leads/lead-context.js';
 import { MAX_PAGE_SIZE } from '../leads/lead-reader.service.js';
 import { DEFAULT_PAGE_SIZE } from '../leads/leads-read.service.js';
 import { MetaModule } from '../meta/meta.module.js';
@@ -70,8 +72,16 @@ function answerSizes(docs: DocsService): AnswerSizes {
   const largest = (field: 'slug' | 'title' | 'summary' | 'url' | 'markdown') =>
     Math.max(0, ...pages.map((page) => Buffer.byteLength(JSON.stringify(page[field]))));
   return {
-    leaves: Object.fromEntries((['slug', 'title', 'summary', 'url', 'markdown'] as const).map((field) => [`Doc.${field}`, largest(field)])),
-    lists: { 'Query.docs': pages.length },
+    leaves: {
+      ...Object.fromEntries((['slug', 'title', 'summary', 'url', 'markdown'] as const).map((field) => [`Doc.${field}`, largest(field)])),
+      // Short values of a known size: enums, instants and a hex digest.
+      ...Object.fromEntries(['category', 'type', 'status', 'recorded_at', 'channel', 'revoked_at'].map((field) => [`LegalBasis.${field}`, 32])),
+      'LegalBasis.consent_text_sha256': 66,
+      // Counted short like the other lead fields (below): a context is mostly a few UTM words.
+      ...Object.fromEntries(CONTEXT_MEMBERS.map((member) => [`LeadContext.${member}`, 32])),
+    },
+    // One legal basis per category at most.
+    lists: { 'Query.docs': pages.length, 'Lead.legal_bases': LEGAL_BASIS_CATEGORIES.length },
     // Lead fields count as short leaves: a page of 200 long messages is caught by the byte check after execution.
     pages: { 'Query.leads': { argument: 'first', default: DEFAULT_PAGE_SIZE, max: MAX_PAGE_SIZE } },
   };

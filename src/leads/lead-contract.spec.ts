@@ -143,12 +143,14 @@ describe('LeadInput: the contract and LeadValidationService agree', () => {
       ((property.examples ?? []) as unknown[]).map((example) => [field, example] as const),
     );
 
-    it('has a property example for every lead field', () => {
-      expect([...new Set(propertyExamples.map(([field]) => field))].sort()).toEqual([...LEAD_FIELD_NAMES].sort());
+    it('has a property example for every lead field, and for legal_bases and consent_text', () => {
+      expect([...new Set(propertyExamples.map(([field]) => field))].sort()).toEqual([...LEAD_FIELD_NAMES, 'legal_bases', 'consent_text'].sort());
     });
 
+    // A wording goes with a consent entry (the service refuses it alone; the schema cannot say so).
+    const CONSENT = { legal_bases: [{ category: 'communications', type: 'consent', status: 'granted' }] };
     it.each(propertyExamples)('the %s property example %j is accepted by both', (field, example) => {
-      const body = { ...MINIMAL, [field]: example };
+      const body = { ...MINIMAL, ...(field === 'consent_text' ? CONSENT : {}), [field]: example };
       expect(byContract(body)).toMatchObject({ accepts: true });
       expect(byService(body)).toMatchObject({ accepts: true });
     });

@@ -1,6 +1,6 @@
 import { parse } from 'csv-parse/sync';
 import { CONTRACT } from '../../test/support/contract.js';
-import { csvWriter, jsonLinesWriter } from './lead-export.format.js';
+import { CSV_COLUMNS, csvWriter, jsonLinesWriter } from './lead-export.format.js';
 import type { LeadRecord } from './lead-export.reader.js';
 import { LEAD_VIEW_COLUMNS, LeadView } from './lead-reader.service.js';
 
@@ -17,18 +17,30 @@ const view = (over: Partial<LeadView>): LeadView => ({
   channel: 'api',
   registration_id: null,
   client_id: null,
+  legal_bases: [],
+  context: {},
   ...over,
 });
-/** A lead as the export reader gives it. */
-const row = (over: Partial<LeadView>): LeadRecord => LEAD_VIEW_COLUMNS.map((column) => view(over)[column]);
+/** A lead as the export reader gives it: the JSON columns as text, null when empty (as stored). */
+const recordOf = (lead: LeadView): LeadRecord =>
+  LEAD_VIEW_COLUMNS.map((column) => {
+    if (column === 'legal_bases') return lead.legal_bases.length ? JSON.stringify(lead.legal_bases) : null;
+    if (column === 'context') return Object.keys(lead.context).length ? JSON.stringify(lead.context) : null;
+    return lead[column];
+  });
+const row = (over: Partial<LeadView>): LeadRecord => recordOf(view(over));
+/** The plain members of a view, as csv-parse reads them back. */
+const plain = (lead: LeadView) => Object.fromEntries(Object.entries(lead).filter(([key]) => key !== 'legal_bases' && key !== 'context'));
+/** The empty cells of a lead with no context and no legal bases. */
+const NO_EXTRAS = ','.repeat(CSV_COLUMNS.length - LEAD_VIEW_COLUMNS.length + 2);
 
 describe('csvWriter', () => {
   it('writes the header row and CRLF records, quoting only what needs it', () => {
     const csv = csvWriter(',');
     const text = csv.head() + csv.rows([row({ empresa: 'Souza, Filhos & Cia', mensagem: 'diz "olá"' })]);
     expect(text).toBe(
-      `${LEAD_VIEW_COLUMNS.join(',')}\r\n` +
-        '0193a3c2-7b8e-7c1e-9f00-000000000001,2026-11-25T10:00:00.000Z,Maria Souza,maria@example.com,,,"Souza, Filhos & Cia","diz ""olá""",,api,,\r\n',
+      `${CSV_COLUMNS.join(',')}\r\n` +
+        `0193a3c2-7b8e-7c1e-9f00-000000000001,2026-11-25T10:00:00.000Z,Maria Souza,maria@example.com,,,"Souza, Filhos & Cia","diz ""olá""",,api,,${NO_EXTRAS}\r\n`,
     );
   });
 
@@ -42,9 +54,51 @@ describe('csvWriter', () => {
   it('gives the ; profile a BOM, semicolons, and quotes a semicolon but not a comma', () => {
     const csv = csvWriter(';');
     const text = csv.head() + csv.rows([row({ empresa: 'A; B', mensagem: 'a, b' })]);
-    expect(text.startsWith(`\ufeff${LEAD_VIEW_COLUMNS.join(';')}\r\n`)).toBe(true);
+    expect(text.startsWith(`\ufeff${CSV_COLUMNS.join(';')}\r\n`)).toBe(true);
     expect(text).toContain(';"A; B";a, b;');
-    expect(parse(text, { delimiter: ';', bom: true, columns: true })).toEqual([{ ...view({ empresa: 'A; B', mensagem: 'a, b' }), ...NULLS_AS_EMPTY }]);
+    const [parsed] = parse(text, { delimiter: ';', bom: true, columns: true }) as Record<string, string>[];
+    expect(parsed).toMatchObject({ ...plain(view({ empresa: 'A; B', mensagem: 'a, b' })), ...NULLS_AS_EMPTY });
+  });
+
+  it('writes each context member and each legal basis category in columns of their own, neutralised too', () => {
+    const csv = csvWriter(',');
+    const lead = view({
+      context: { page_url: 'https://exemplo.com.br/contato', utm_source: '=HYPERLINK("x")' },
+      legal_bases: [
+        {
+          category: 'data_processing',
+          type: 'legitimate_interest',
+          status: 'granted',
+          recorded_at: '2026-11-25T10:00:00.000Z',
+          channel: 'form',
+          consent_text_sha256: null,
+          revoked_at: null,
+        },
+        {
+          category: 'communications',
+          type: 'consent',
+          status: 'declined',
+          recorded_at: '2026-11-25T10:00:00.000Z',
+          channel: 'form',
+          consent_text_sha256: 'a'.repeat(64),
+          revoked_at: '2026-11-26T10:00:00.000Z',
+        },
+      ],
+    });
+    const [parsed] = parse(csv.head() + csv.rows([recordOf(lead)]), { columns: true }) as Record<string, string>[];
+    expect(parsed).toMatchObject({
+      page_url: 'https://exemplo.com.br/contato',
+      utm_source: `'=HYPERLINK("x")`,
+      utm_medium: '',
+      communications_type: 'consent',
+      communications_status: 'declined',
+      communications_recorded_at: '2026-11-25T10:00:00.000Z',
+      communications_revoked_at: '2026-11-26T10:00:00.000Z',
+      data_processing_type: 'legitimate_interest',
+      data_processing_status: 'granted',
+      data_processing_revoked_at: '',
+      consent_text_sha256: 'a'.repeat(64),
+    });
   });
 
   it('neutralises formula cells and keeps plain numbers', () => {
@@ -61,7 +115,7 @@ describe('jsonLinesWriter', () => {
   it('writes one LeadView a line, members in their order, without neutralising', () => {
     const jsonl = jsonLinesWriter();
     const leads = [view({ nome: '=cmd' }), view({ id: 'b', mensagem: 'a\nb' })];
-    const text = jsonl.head() + jsonl.rows(leads.map((lead) => LEAD_VIEW_COLUMNS.map((column) => lead[column])));
+    const text = jsonl.head() + jsonl.rows(leads.map(recordOf));
     expect(text.split('\n')).toEqual([JSON.stringify(leads[0]), JSON.stringify(leads[1]), '']);
   });
 });
@@ -72,7 +126,7 @@ describe("the contract's examples of the export", () => {
     .split('\n')
     .slice(0, -1)
     .map((line) => JSON.parse(line) as LeadView);
-  const records = leads.map((lead) => LEAD_VIEW_COLUMNS.map((column) => lead[column]));
+  const records = leads.map(recordOf);
 
   it('are what the writers write for the same leads', () => {
     const jsonl = jsonLinesWriter();

@@ -140,6 +140,8 @@ describe.each(kinds)('LeadReader on %s', (kind) => {
       channel: 'api',
       registration_id: null,
       client_id: null,
+      legal_bases: [],
+      context: {},
     };
     expect((await reader.list({}, 1)).data).toEqual([expected]);
     expect(await reader.get(newest.id)).toEqual(expected);

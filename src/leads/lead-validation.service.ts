@@ -71,7 +71,9 @@ export class LeadValidationService {
       errors.push({ pointer: `/${field}`, code, detail: describe(code, field, LEAD_FIELDS[field]) });
     }
     const legalBases = body.legal_bases === undefined ? undefined : checkLegalBases(body.legal_bases, errors);
-    const consentText = body.consent_text === undefined ? undefined : checkConsentText(body.consent_text, legalBases, errors);
+    // A wording needs a consent entry: none when legal_bases is absent; unknown when it is malformed (reported already).
+    const bases = body.legal_bases === undefined ? [] : legalBases;
+    const consentText = body.consent_text === undefined ? undefined : checkConsentText(body.consent_text, bases, errors);
     const context = body.context === undefined ? undefined : checkContext(body.context, errors);
     if (errors.length) throw validationFailed(sortByPointer(errors));
     const lead = normalise(input as Record<LeadField, string | undefined>);
@@ -128,7 +130,8 @@ function checkLegalBases(value: unknown, errors: FieldError[]): LegalBasisInput[
       const pointer = `${at}/${member}`;
       if (given === undefined) errors.push({ pointer, code: 'required', detail: `${member} is required in every legal basis.` });
       else if (typeof given !== 'string') errors.push({ pointer, code: 'invalid_type', detail: `${member} must be a string.` });
-      else if (!allowed[member].includes(given)) errors.push({ pointer, code: 'invalid_value', detail: `${member} must be one of: ${allowed[member].join(', ')}.` });
+      else if (!allowed[member].includes(given))
+        errors.push({ pointer, code: 'invalid_value', detail: `${member} must be one of: ${allowed[member].join(', ')}.` });
     }
     if (seen.has(entry.category)) {
       errors.push({ pointer: `${at}/category`, code: 'duplicate', detail: 'Each category may appear once in legal_bases.' });
@@ -143,10 +146,10 @@ function checkConsentText(value: unknown, legalBases: LegalBasisInput[] | undefi
   const fail = (code: FieldErrorCode, detail: string) => void errors.push({ pointer: '/consent_text', code, detail });
   if (typeof value !== 'string') return fail('invalid_type', 'consent_text must be a string.');
   const text = value.trim();
-  if (FORBIDDEN_MULTILINE_CHARACTER.test(text)) return fail('invalid_characters', 'consent_text contains control, bidirectional-override or other invisible characters that are not allowed.');
+  if (FORBIDDEN_MULTILINE_CHARACTER.test(text))
+    return fail('invalid_characters', 'consent_text contains control, bidirectional-override or other invisible characters that are not allowed.');
   if (text === '' || !VISIBLE_CHARACTER.test(text)) return fail('too_short', 'consent_text must not be blank.');
   if (codePointLength(text) > CONSENT_TEXT_MAX) return fail('too_long', `consent_text must have at most ${CONSENT_TEXT_MAX} characters after trimming.`);
-  // Only a well-formed legal_bases can say whether there is a consent entry; its own errors are reported already.
   if (legalBases && !legalBases.some((basis) => basis.type === 'consent')) {
     return fail('invalid_value', 'consent_text is the wording of a consent: send it with a legal_bases entry of type consent.');
   }

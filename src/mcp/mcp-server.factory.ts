@@ -54,6 +54,15 @@ const EMPTY_INPUT = { type: 'object', properties: {}, additionalProperties: fals
 const passThrough: jsonSchemaValidator = { getValidator: () => (input: unknown) => ({ valid: true, data: input as never, errorMessage: undefined }) };
 const schema = (json: unknown) => fromJsonSchema(json as JsonSchemaType, passThrough);
 
+/** A contract schema with each `#/components/schemas/…` reference replaced by what it names (the contract has no cycles). */
+function inlineRefs(json: unknown, schemas: Record<string, unknown>): unknown {
+  if (Array.isArray(json)) return json.map((item) => inlineRefs(item, schemas));
+  if (typeof json !== 'object' || json === null) return json;
+  const ref = (json as { $ref?: unknown }).$ref;
+  if (typeof ref === 'string' && ref.startsWith('#/components/schemas/')) return inlineRefs(schemas[ref.slice('#/components/schemas/'.length)], schemas);
+  return Object.fromEntries(Object.entries(json).map(([key, value]) => [key, inlineRefs(value, schemas)]));
+}
+
 /** A structured result with its JSON text mirror, for clients that only read text. */
 function result(structuredContent: Record<string, unknown>, isError = false): CallToolResult {
   return { structuredContent, content: [{ type: 'text', text: JSON.stringify(structuredContent, null, 2) }], isError };
@@ -92,7 +101,7 @@ export class McpServerFactory {
   /**
    * The size of each resource's text in an answer, measured once: resources are static, so one over MAX_ANSWER_BYTES
    * is refused before anything is built. A page of list_leads is measured as it is built; other answers are bounded by
-   * the 16 KiB request or a lead's size (the cap is at least 64 KiB).
+   * the 32 KiB request or a lead's size (the cap is at least 64 KiB).
    */
   private readonly resourceBytes: ReadonlyMap<string, number>;
 
@@ -159,8 +168,10 @@ export class McpServerFactory {
   }
 
   private defineTools(): ReadonlyMap<string, ToolDefinition> {
-    // The tool input schema is the contract's own LeadInput, not a copy.
-    const leadInput = schema((this.openapi.document as { components: { schemas: Record<string, unknown> } }).components.schemas.LeadInput);
+    // The tool input schema is the contract's own LeadInput, not a copy, with its references written in: a tool's schema
+    // stands alone, and a client has no `#/components` to resolve them against.
+    const { schemas } = (this.openapi.document as { components: { schemas: Record<string, unknown> } }).components;
+    const leadInput = schema(inlineRefs(schemas.LeadInput, schemas));
     const emptyInput = schema(EMPTY_INPUT);
     const lead = (run: (body: Record<string, unknown>, call: McpCall) => Promise<Record<string, unknown>>) => async (args: unknown, call: McpCall) => {
       try {
@@ -383,7 +394,7 @@ export class McpServerFactory {
       async (uri, variables) => {
         const page = this.docs.find(String(variables.slug));
         // -32602 with data.uri, like any unknown resource (not an internal error).
-        // The slug is not echoed: data.uri carries it already, and two copies of a 16 KiB one would outgrow small answer caps.
+        // The slug is not echoed: data.uri carries it already, and two copies of a 32 KiB one would outgrow small answer caps.
         if (!page) throw new ResourceNotFoundError(uri.href, 'There is no documentation page with that slug; resources/list names them all.');
         return { contents: [{ uri: uri.href, mimeType: 'text/markdown', text: this.readable(`leads://docs/${page.slug}`, page.url, page.markdown) }] };
       },

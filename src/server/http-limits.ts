@@ -6,8 +6,11 @@ import { maxHeaderSize } from 'node:http';
  * that text to these values. A leaf module, so that the error catalog can read it without an import cycle.
  */
 
-/** Request bodies, after decompression (docs/decisions/0003-strict-json-request-bodies.md). */
-export const BODY_LIMIT_BYTES = 16 * 1024;
+/**
+ * Request bodies, after decompression (docs/decisions/0003-strict-json-request-bodies.md). 32 KiB since leads carry
+ * consent wording and attribution: a lead at every bound in Portuguese text no longer fit 16 KiB (decision 0028).
+ */
+export const BODY_LIMIT_BYTES = 32 * 1024;
 /** Compressed bytes on the wire: a coded body that fits the limit once decoded is never much larger than it. */
 export const CODED_WIRE_LIMIT_BYTES = 2 * BODY_LIMIT_BYTES;
 /** The request line and headers together: Node's own limit (`--max-http-header-size`), kept at its default. */
