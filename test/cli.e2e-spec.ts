@@ -365,6 +365,32 @@ describe('import', () => {
     expect((await run(['import', join(work, 'missing.csv')])).code).toBe(1);
   });
 
+  it('fills context from CSV columns named like its members, and takes legal bases from JSON Lines', async () => {
+    const csv = join(work, 'campanha.csv');
+    writeFileSync(
+      csv,
+      'nome,email,origem,page_url,utm_source,utm_campaign,gclid\r\n' +
+        'Rui Campanha,rui@example.com,campanha,https://exemplo.com.br/lp?utm_source=x#f,google,vr-2026,Cj0\r\n' +
+        'Eva Campanha,eva@example.com,campanha,,,,\r\n',
+    );
+    expect((await run(['import', csv])).code).toBe(0);
+    const jsonl = join(work, 'consentimento.jsonl');
+    const consent = { category: 'communications', type: 'consent', status: 'granted' };
+    writeFileSync(jsonl, `${JSON.stringify({ nome: 'Bia Consent', email: 'bia@example.com', origem: 'campanha', legal_bases: [consent], consent_text: 'Aceito.' })}\n`);
+    expect((await run(['import', jsonl])).code).toBe(0);
+    const rows = (await query("SELECT nome, context, legal_bases FROM leads WHERE origem = 'campanha' ORDER BY nome")) as {
+      nome: string;
+      context: string | null;
+      legal_bases: string | null;
+    }[];
+    expect(rows.map((row) => [row.nome, row.context === null ? null : JSON.parse(row.context)])).toEqual([
+      ['Bia Consent', null],
+      ['Eva Campanha', null],
+      ['Rui Campanha', { page_url: 'https://exemplo.com.br/lp', utm_source: 'google', utm_campaign: 'vr-2026', gclid: 'Cj0' }],
+    ]);
+    expect(JSON.parse(rows[0].legal_bases!)).toEqual([expect.objectContaining({ ...consent, channel: 'cli', revoked_at: null })]);
+  });
+
   it('a spreadsheet file: ";" from the header, a BOM, CRLF, quoted line breaks, delimiters and quotes', async () => {
     const path = join(work, 'planilha.csv');
     const rows = [

@@ -248,6 +248,26 @@ describe('MCP server (streamable HTTP at /mcp) and server card', () => {
       expect(await leadRow(receipt.id)).toMatchObject({ nome: 'Ana', email: 'ana@exemplo.com', registration_id: null, channel: 'mcp' });
     });
 
+    it('submit_lead takes legal bases, a consent wording and a context, and refuses a bad one with its pointer', async () => {
+      const consent = { category: 'communications', type: 'consent', status: 'granted' };
+      const bad = (await client.callTool({
+        name: 'submit_lead',
+        arguments: { nome: 'Ana', email: 'ana@exemplo.com', legal_bases: [consent, consent] },
+      })) as CallToolResult;
+      expect(bad.isError).toBe(true);
+      expect((bad.structuredContent as { errors: Array<{ pointer: string; code: string }> }).errors).toEqual([
+        expect.objectContaining({ pointer: '/legal_bases/1/category', code: 'duplicate' }),
+      ]);
+      const result = (await client.callTool({
+        name: 'submit_lead',
+        arguments: { nome: 'Ana', email: 'ana@exemplo.com', legal_bases: [consent], consent_text: 'Aceito.', context: { utm_source: 'agente' } },
+      })) as CallToolResult;
+      expect(result.isError).toBe(false);
+      const row = await leadRow((result.structuredContent as { id: string }).id);
+      expect(JSON.parse(row.context as string)).toEqual({ utm_source: 'agente' });
+      expect(JSON.parse(row.legal_bases as string)).toEqual([expect.objectContaining({ ...consent, channel: 'mcp' })]);
+    });
+
     it('submit_lead with a bearer token stores the lead as the agent’s', async () => {
       const { token, registrationId } = await agentToken(t);
       const agent = await connect(era, token);
