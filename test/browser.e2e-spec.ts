@@ -93,6 +93,10 @@ describe('forms over HTTP', () => {
     expect(res.status).toBe(200);
     expect(res.text).toContain('&lt;script src=&quot;http://leads.test/forms/leads.js&quot; defer&gt;&lt;/script&gt;');
     expect(res.text).toContain('&lt;form data-leads');
+    expect(res.text).toContain('&lt;input type=&quot;checkbox&quot; data-leads-consent=&quot;communications&quot;&gt;');
+    expect(res.text).toContain('Aceito receber comunicações da empresa por e-mail e telefone.');
+    // A second live copy in English: the script's messages follow its data-leads-lang.
+    expect(res.text).toContain('<form data-leads data-leads-lang="en"');
     expect(res.text).toContain('<script src="/forms/leads.js" defer></script>');
     expect(res.text).toContain('<meta name="viewport"');
   });
