@@ -1,31 +1,82 @@
 import { docsLayout, escapeHtml } from '../docs/docs-layout.js';
 import { LEAD_FIELD_NAMES } from '../leads/lead-rules.js';
 
+/** The words of one form, in one language. */
+interface FormWords {
+  lang: string;
+  success: string;
+  trialSuccess: string;
+  nome: string;
+  email: string;
+  telefone: string;
+  empresa: string;
+  mensagem: string;
+  consent: string;
+  send: string;
+}
+
+const PT_BR: FormWords = {
+  lang: 'pt-BR',
+  success: 'Obrigado! Entraremos em contato em breve.',
+  trialSuccess: 'Válido. Nada foi armazenado; este é o lead como o serviço o armazenaria:',
+  nome: 'Nome',
+  email: 'E-mail',
+  telefone: 'Telefone',
+  empresa: 'Empresa',
+  mensagem: 'Mensagem',
+  consent: 'Aceito receber comunicações da empresa por e-mail e telefone.',
+  send: 'Enviar',
+};
+
+const EN: FormWords = {
+  lang: 'en',
+  success: 'Thank you! We will be in touch soon.',
+  trialSuccess: 'Valid. Nothing was stored; this is the lead as the service would store it:',
+  nome: 'Name',
+  email: 'E-mail',
+  telefone: 'Phone',
+  empresa: 'Company',
+  mensagem: 'Message',
+  consent: 'I agree to receive communications from the company by e-mail and phone.',
+  send: 'Send',
+};
+
+/** A form's markup; `trial` makes the example page's copy, checked by the sandbox; `idPrefix` keeps two copies' ids apart. */
+function formMarkup(w: FormWords, options: { trial?: boolean; idPrefix?: string } = {}): string {
+  const id = (name: string) => `${options.idPrefix ?? ''}${name}`;
+  const attributes = options.trial
+    ? `data-origem="forms-example" data-leads-sandbox data-success="${w.trialSuccess}"`
+    : `data-origem="site" data-success="${w.success}"`;
+  return `<form data-leads data-leads-lang="${w.lang}" ${attributes}>
+  <label for="${id('nome')}">${w.nome}</label>
+  <input id="${id('nome')}" name="nome" autocomplete="name" required>
+  <label for="${id('email')}">${w.email}</label>
+  <input id="${id('email')}" name="email" type="email" autocomplete="email" required>
+  <label for="${id('telefone')}">${w.telefone}</label>
+  <input id="${id('telefone')}" name="telefone" type="tel" autocomplete="tel">
+  <label for="${id('empresa')}">${w.empresa}</label>
+  <input id="${id('empresa')}" name="empresa" autocomplete="organization">
+  <label for="${id('mensagem')}">${w.mensagem}</label>
+  <textarea id="${id('mensagem')}" name="mensagem" rows="4"></textarea>
+  <label class="consent"><input type="checkbox" data-leads-consent="communications">
+    ${w.consent}</label>
+  <button type="submit">${w.send}</button>
+</form>`;
+}
+
 /** The two things a site owner pastes: the script tag and the form markup. */
 export function pasteSnippet(base: string): { script: string; form: string } {
-  return {
-    script: `<script src="${base}/forms/leads.js" defer></script>`,
-    form: `<form data-leads data-origem="site" data-success="Thank you! We will be in touch soon.">
-  <label for="nome">Name</label>
-  <input id="nome" name="nome" autocomplete="name" required>
-  <label for="email">E-mail</label>
-  <input id="email" name="email" type="email" autocomplete="email" required>
-  <label for="telefone">Phone</label>
-  <input id="telefone" name="telefone" type="tel" autocomplete="tel">
-  <label for="empresa">Company</label>
-  <input id="empresa" name="empresa" autocomplete="organization">
-  <label for="mensagem">Message</label>
-  <textarea id="mensagem" name="mensagem" rows="4"></textarea>
-  <button type="submit">Send</button>
-</form>`,
-  };
+  return { script: `<script src="${base}/forms/leads.js" defer></script>`, form: formMarkup(PT_BR) };
 }
 
 /** Styles for the live example only (inline styles are allowed by the CSP; scripts are not). */
 const EXAMPLE_CSS = `<style>
+.examples{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,22rem),1fr));gap:1rem 2rem}
 form[data-leads]{display:grid;gap:.35rem;max-width:32rem}
 form[data-leads] input,form[data-leads] textarea{font:inherit;width:100%;max-width:100%;padding:.5rem;border:1px solid #8b949e;border-radius:4px}
 form[data-leads] label{font-weight:600;margin-top:.5rem}
+form[data-leads] label.consent{display:flex;gap:.5rem;align-items:flex-start;font-weight:400}
+form[data-leads] label.consent input{width:auto;flex:none;margin:.3rem 0 0}
 form[data-leads] button{font:inherit;justify-self:start;margin-top:.75rem;padding:.55rem 1.2rem;border:0;border-radius:4px;background:var(--accent);color:#fff;cursor:pointer}
 form[data-leads] button:disabled{opacity:.6;cursor:progress}
 form[data-leads] [aria-invalid=true]{border-color:#d1242f;outline:1px solid #d1242f}
@@ -40,21 +91,40 @@ export function examplePage(base: string): string {
   const body = `${EXAMPLE_CSS}
 <h1>Lead form for your site</h1>
 <p>Paste these two pieces into any page. The script finds every <code>&lt;form data-leads&gt;</code>, sends it as JSON
-to <code>${escapeHtml(base)}/api/v1/lead</code>, shows errors beside the fields, and never sends a form twice.</p>
+to <code>${escapeHtml(base)}/api/v1/lead</code>, shows errors beside the fields in the visitor's language, and never sends a
+form twice.</p>
 <h2>1. The script (once per page)</h2>
 <pre><code id="snippet-script">${escapeHtml(snippet.script)}</code></pre>
 <h2>2. The form</h2>
 <pre><code id="snippet-form">${escapeHtml(snippet.form)}</code></pre>
 <p class="meta">Fields are read by <code>name</code>: ${LEAD_FIELD_NAMES.map((name) => `<code>${name}</code>`).join(', ')}. Optional attributes: <code>data-origem</code> (where
 the lead came from, unless the form has an <code>origem</code> field), <code>data-success</code> (the thank-you text),
-<code>data-leads-api</code> (another API origin). No cookies, no storage.</p>
+<code>data-leads-api</code> (another API origin).</p>
+<p class="meta"><strong>Language.</strong> Messages are in Brazilian Portuguese or English: the form's
+<code>data-leads-lang</code> (<code>pt-BR</code>, <code>en</code>) decides, else the page's <code>&lt;html lang&gt;</code>, else
+Portuguese. They name each field by its <code>&lt;label&gt;</code>.</p>
+<p class="meta"><strong>Consent.</strong> A checkbox with <code>data-leads-consent="communications"</code> (or
+<code>"data_processing"</code>) is not a field: it sends <code>legal_bases</code> (consent <code>granted</code> when checked,
+<code>declined</code> when not) and its label's text as <code>consent_text</code>. Give it <code>required</code> if the form may not be
+sent without it.</p>
+<p class="meta"><strong>Context.</strong> The lead also carries where it came from: the page's address without query or fragment,
+its title, the referring page (likewise reduced), and the <code>utm_source</code>, <code>utm_medium</code>, <code>utm_campaign</code>,
+<code>utm_term</code>, <code>utm_content</code>, <code>gclid</code> and <code>fbclid</code> parameters of the page's address. No cookies,
+no storage.</p>
 <h2>Try it</h2>
-<p>This copy of the form carries <code>data-leads-sandbox</code>: it is validated by <code>/api/v1/sandbox</code>, which
-stores nothing, and shows the lead as it would be stored. The form you paste has no such attribute and sends real leads.</p>
-<section aria-labelledby="try-heading">
-<h3 id="try-heading">Contact us</h3>
-${snippet.form.replace('data-origem="site" data-success="Thank you! We will be in touch soon."', 'data-origem="forms-example" data-leads-sandbox data-success="Valid. Nothing was stored; this is the lead as the service would store it:"')}
+<p>These copies of the form carry <code>data-leads-sandbox</code>: they are validated by <code>/api/v1/sandbox</code>, which
+stores nothing, and show the lead as it would be stored. The form you paste has no such attribute and sends real leads.
+Send one empty to see the messages in each language.</p>
+<div class="examples">
+<section lang="pt-BR" aria-labelledby="try-pt">
+<h3 id="try-pt">Fale conosco</h3>
+${formMarkup(PT_BR, { trial: true })}
 </section>
+<section lang="en" aria-labelledby="try-en">
+<h3 id="try-en">Contact us (in English)</h3>
+${formMarkup(EN, { trial: true, idPrefix: 'en-' })}
+</section>
+</div>
 <script src="/forms/leads.js" defer></script>`;
   return docsLayout('Lead form for your site', body);
 }

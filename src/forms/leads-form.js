@@ -1,14 +1,115 @@
 // @ts-check
 /* The embeddable form script served as it is at /forms/leads.js: plain ES5-compatible JavaScript for customer pages, no
  * dependencies, no cookies, no storage. Every `<form data-leads>` on the page is posted as JSON to `{api}/api/v1/lead`, where
- * {api} is the origin the script was loaded from unless the form's `data-leads-api` names another. Type-checked by
- * tsconfig.form.json and linted with the rest of src/. */
+ * {api} is the origin the script was loaded from unless the form's `data-leads-api` names another. With the lead fields go the
+ * consent checkboxes' answers (`data-leads-consent`) and where the visitor came from (`context`, read from the page's address,
+ * title and referrer). Messages follow the form's `data-leads-lang`, else `<html lang>`: English, or Brazilian Portuguese.
+ * Type-checked by tsconfig.form.json and linted with the rest of src/. */
 (function () {
   'use strict';
-  // The service serves this file with the lead fields of src/leads/lead-rules.ts written in here (src/forms/forms.script.ts).
+  // The service serves this file with the lead fields of src/leads/lead-rules.ts and their length bounds (in code points)
+  // written in here (src/forms/forms.script.ts).
   var FIELDS = /** @type {string[]} */ ([]);
+  var LIMITS = /** @type {Record<string, {min: number, max: number}>} */ ({});
   var HONEYPOT = 'website';
   var MAX_AUTO_RETRY_SECONDS = 120;
+  var CONSENT_CATEGORIES = ['communications', 'data_processing'];
+  var CONSENT_TEXT_MAX = 2000;
+  var URL_MAX = 2048;
+  var TEXT_MAX = 256;
+  var CAMPAIGN_PARAMETERS = ['utm_source', 'utm_medium', 'utm_campaign', 'utm_term', 'utm_content', 'gclid', 'fbclid'];
+
+  /**
+   * Everything the script says, by language. {label} is the field's label; {min}, {max}, {seconds}, {status} are filled in.
+   * "error." and a code words a field error; "error.code.field" words one field's more precisely.
+   * @type {Record<string, Record<string, string>>}
+   */
+  var TEXTS = {
+    'pt-BR': {
+      success: 'Obrigado! Recebemos sua mensagem e entraremos em contato em breve.',
+      sending: 'Enviando…',
+      fix: 'Corrija os campos destacados.',
+      not_sent: 'Não foi possível enviar o formulário.',
+      network: 'Não foi possível enviar o formulário: verifique sua conexão e tente de novo.',
+      wait_retry: 'Muitos envios neste momento. Aguarde {seconds}; enviaremos de novo automaticamente.',
+      wait_again: 'Muitos envios neste momento. Aguarde {seconds} e envie de novo.',
+      second: 'segundo',
+      seconds: 'segundos',
+      in_progress: 'Seu envio anterior ainda está sendo processado. Aguarde um instante e envie de novo.',
+      too_large: 'O formulário é grande demais para ser enviado. Encurte a mensagem e tente de novo.',
+      unavailable: 'O serviço está indisponível no momento. Tente de novo em alguns minutos.',
+      failed: 'Não foi possível enviar o formulário (HTTP {status}). Tente de novo.',
+      consent_required: 'Marque esta caixa se deseja continuar.',
+      trap: 'Deixe este campo vazio',
+      'error.required': 'Informe {label}.',
+      'error.invalid_type': '{label} tem um valor de tipo inválido.',
+      'error.invalid_characters': '{label} contém caracteres não permitidos.',
+      'error.blank': '{label} não pode ficar em branco.',
+      'error.too_short': '{label} precisa de pelo menos {min} caracteres.',
+      'error.too_short.telefone': '{label} precisa de pelo menos {min} dígitos.',
+      'error.too_long': '{label} pode ter no máximo {max} caracteres.',
+      'error.longer': '{label} passa do tamanho permitido.',
+      'error.invalid_format': '{label} não está em um formato válido.',
+      'error.invalid_format.email': '{label} não parece um endereço válido, como nome@empresa.com.br.',
+      'error.invalid_format.telefone': '{label} precisa de pelo menos 8 dígitos, só com espaços e + - ( ) . entre eles.',
+      'error.unknown_field': '{label} não é um campo aceito pelo serviço.',
+      'error.invalid_url': '{label} não é um endereço web válido.',
+      'error.scheme_not_allowed': '{label} precisa começar com http:// ou https://.',
+      'error.duplicate': '{label} tem itens repetidos.',
+      'error.invalid_value': '{label} tem um valor não permitido.',
+      'error.too_many': '{label} tem itens demais.',
+      'error.invalid': '{label} tem um valor inválido.',
+      // The members that have no field of their own.
+      'member.legal_bases': 'Consentimento',
+      'member.consent_text': 'Texto do consentimento',
+      'member.context': 'Contexto da página',
+      'member.context.page_url': 'Endereço da página',
+      'member.context.page_title': 'Título da página',
+      'member.context.referrer': 'Endereço de origem',
+    },
+    en: {
+      success: 'Thank you! We received your message and will be in touch soon.',
+      sending: 'Sending…',
+      fix: 'Please correct the highlighted fields.',
+      not_sent: 'The form could not be sent.',
+      network: 'The form could not be sent: check your connection and try again.',
+      wait_retry: 'Too many submissions right now. Please wait {seconds}; we will send it again automatically.',
+      wait_again: 'Too many submissions right now. Please wait {seconds} and send again.',
+      second: 'second',
+      seconds: 'seconds',
+      in_progress: 'Your previous submission is still being processed. Wait a moment and send again.',
+      too_large: 'The form is too large to send. Shorten the message and try again.',
+      unavailable: 'The service is unavailable right now. Please try again in a few minutes.',
+      failed: 'The form could not be sent (HTTP {status}). Please try again.',
+      consent_required: 'Please check this box if you want to proceed.',
+      trap: 'Leave this field empty',
+      'error.required': '{label} is required.',
+      'error.invalid_type': '{label} has a value of the wrong type.',
+      'error.invalid_characters': '{label} contains characters that are not allowed.',
+      'error.blank': '{label} cannot be blank.',
+      'error.too_short': '{label} needs at least {min} characters.',
+      'error.too_short.telefone': '{label} needs at least {min} digits.',
+      'error.too_long': '{label} can have at most {max} characters.',
+      'error.longer': '{label} is too long.',
+      'error.invalid_format': '{label} is not in a valid format.',
+      'error.invalid_format.email': '{label} does not look like a valid address, such as name@company.com.',
+      'error.invalid_format.telefone': '{label} needs at least 8 digits, with only spaces and + - ( ) . between them.',
+      'error.unknown_field': '{label} is not a field the service accepts.',
+      'error.invalid_url': '{label} is not a valid web address.',
+      'error.scheme_not_allowed': '{label} must start with http:// or https://.',
+      'error.duplicate': '{label} has repeated entries.',
+      'error.invalid_value': '{label} has a value that is not allowed.',
+      'error.too_many': '{label} has too many entries.',
+      'error.invalid': '{label} has an invalid value.',
+      'member.legal_bases': 'Consent',
+      'member.consent_text': 'Consent text',
+      'member.context': 'Page context',
+      'member.context.page_url': 'Page address',
+      'member.context.page_title': 'Page title',
+      'member.context.referrer': 'Referring address',
+    },
+  };
+
   var script = /** @type {HTMLScriptElement | null} */ (document.currentScript);
   var scriptOrigin = location.origin;
   try {
@@ -17,6 +118,148 @@
     /* keep the page origin */
   }
   var counter = 0;
+
+  /**
+   * @param {object} object
+   * @param {string} key
+   */
+  function has(object, key) {
+    return Object.prototype.hasOwnProperty.call(object, key);
+  }
+
+  /**
+   * The form's language: English when it or the page says so, Brazilian Portuguese otherwise (most visitors are).
+   * @param {HTMLFormElement} form
+   */
+  function language(form) {
+    var tag = (form.getAttribute('data-leads-lang') || document.documentElement.getAttribute('lang') || '').trim().toLowerCase();
+    return tag === 'en' || tag.indexOf('en-') === 0 ? 'en' : 'pt-BR';
+  }
+
+  /**
+   * @param {string} template
+   * @param {Record<string, string | number>} values
+   */
+  function fill(template, values) {
+    // split and join, not replace: a label may hold `$&` and the like.
+    for (var name in values) if (has(values, name)) template = template.split('{' + name + '}').join(String(values[name]));
+    return template;
+  }
+
+  /**
+   * Text without what the API refuses in a single-line value: controls (line breaks and tabs become spaces), lone
+   * surrogates, bidi controls, noncharacters and Unicode tag characters.
+   * @param {string} text
+   */
+  function plain(text) {
+    var out = '';
+    for (var i = 0; i < text.length; i++) {
+      var c = text.charCodeAt(i);
+      var next = text.charCodeAt(i + 1);
+      if (c >= 0xd800 && c <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) {
+        var point = (c - 0xd800) * 0x400 + (next - 0xdc00) + 0x10000;
+        if ((point < 0xe0000 || point > 0xe007f) && (point & 0xfffe) !== 0xfffe) out += text.charAt(i) + text.charAt(i + 1);
+        i++;
+      } else if (c <= 0x1f || (c >= 0x7f && c <= 0x9f)) {
+        if (c >= 0x09 && c <= 0x0d) out += ' ';
+      } else if (
+        !(c >= 0xd800 && c <= 0xdfff) &&
+        c !== 0x061c &&
+        c !== 0x200e &&
+        c !== 0x200f &&
+        !(c >= 0x202a && c <= 0x202e) &&
+        !(c >= 0x2066 && c <= 0x2069) &&
+        !(c >= 0xfdd0 && c <= 0xfdef) &&
+        c < 0xfffe
+      ) {
+        out += text.charAt(i);
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Clean text, trimmed, of at most `max` code points (the API's unit); '' when nothing is left.
+   * @param {string} text
+   * @param {number} max
+   */
+  function bounded(text, max) {
+    text = plain(text).trim();
+    var count = 0;
+    for (var i = 0; i < text.length; i++) {
+      var c = text.charCodeAt(i);
+      // After plain() a low surrogate always ends a pair, counted at its high half.
+      if (c >= 0xdc00 && c <= 0xdfff) continue;
+      if (++count > max) return text.slice(0, i).trim();
+    }
+    return text;
+  }
+
+  /**
+   * An http(s) address reduced to origin and path: no credentials, query or fragment, which can carry personal data.
+   * @param {string} address
+   */
+  function webAddress(address) {
+    try {
+      var url = new URL(address);
+      if (url.protocol !== 'http:' && url.protocol !== 'https:') return '';
+      var reduced = url.origin + url.pathname;
+      return reduced.length <= URL_MAX ? reduced : '';
+    } catch (e) {
+      return '';
+    }
+  }
+
+  /** What the page tells about the visit: its address and title, the referrer, the campaign parameters. */
+  function pageContext() {
+    /** @type {Record<string, string>} */
+    var context = {};
+    var pageUrl = webAddress(location.href);
+    if (pageUrl) context.page_url = pageUrl;
+    var title = bounded(document.title || '', TEXT_MAX);
+    if (title) context.page_title = title;
+    var referrer = document.referrer ? webAddress(document.referrer) : '';
+    if (referrer) context.referrer = referrer;
+    try {
+      var query = new URL(location.href).searchParams;
+      for (var i = 0; i < CAMPAIGN_PARAMETERS.length; i++) {
+        var value = bounded(query.get(CAMPAIGN_PARAMETERS[i]) || '', TEXT_MAX);
+        if (value) context[CAMPAIGN_PARAMETERS[i]] = value;
+      }
+    } catch (e) {
+      /* a browser without URLSearchParams sends no campaign */
+    }
+    return context;
+  }
+
+  /**
+   * A label's words: without the controls inside it or our error text, whitespace collapsed.
+   * @param {Element} label
+   */
+  function words(label) {
+    var copy = /** @type {Element} */ (label.cloneNode(true));
+    var inner = copy.querySelectorAll('input, select, textarea, button, script, style, [hidden], [data-leads-error]');
+    for (var i = 0; i < inner.length; i++) {
+      var parent = inner[i].parentNode;
+      if (parent) parent.removeChild(inner[i]);
+    }
+    return plain(copy.textContent || '')
+      .replace(/\s+/g, ' ')
+      .trim();
+  }
+
+  /**
+   * The text of the first label of a control that has any (`<label for>` or a wrapping label).
+   * @param {HTMLInputElement} el
+   */
+  function labelText(el) {
+    var labels = el.labels || [];
+    for (var i = 0; i < labels.length; i++) {
+      var text = words(labels[i]);
+      if (text) return text;
+    }
+    return '';
+  }
 
   function newKey() {
     if (window.crypto && typeof window.crypto.randomUUID === 'function') return window.crypto.randomUUID();
@@ -60,8 +303,49 @@
     var key = newKey();
     var sending = false;
     var retried = false;
-    /** @type {Record<string, HTMLElement>} */
+    /** @type {Record<string, {el: HTMLInputElement, err: HTMLElement}>} */
     var errorEls = {};
+
+    // Read at every message, so a page that switches language is followed.
+    function texts() {
+      return TEXTS[language(form)];
+    }
+
+    /**
+     * A field error in words, from its code and the field's label: never the API's English `detail`.
+     * @param {string} code
+     * @param {string} name the lead field, or the top-level member, the error points at
+     * @param {string} label
+     */
+    function message(code, name, label) {
+      var t = texts();
+      var limits = has(LIMITS, name) ? LIMITS[name] : { min: 0, max: 0 };
+      var which = code;
+      // A minimum of one is a blank value (nothing visible in it), not a short one.
+      if (code === 'too_short' && !(limits.min > 1)) which = 'blank';
+      if (code === 'too_long' && !limits.max) which = 'longer';
+      var precise = 'error.' + which + '.' + name;
+      var template = has(t, precise) ? t[precise] : has(t, 'error.' + which) ? t['error.' + which] : t['error.invalid'];
+      return fill(template, { label: label, min: limits.min, max: limits.max });
+    }
+
+    /**
+     * What an error's subject is called: the field's label, or for the consent and context members a name of ours.
+     * @param {string[]} path the error's pointer, split at its slashes
+     */
+    function labelOf(path) {
+      var t = texts();
+      var name = path[1] || '';
+      if (FIELDS.indexOf(name) < 0) {
+        var precise = 'member.' + name + '.' + (path[2] || '');
+        return has(t, precise) ? t[precise] : has(t, 'member.' + name) ? t['member.' + name] : name;
+      }
+      var el = field(form, name);
+      var text = el ? labelText(el) : '';
+      // "Nome:" and "E-mail *" read better without their punctuation inside a sentence.
+      while (text && ' :*'.indexOf(text.charAt(text.length - 1)) >= 0) text = text.slice(0, -1);
+      return text || name;
+    }
 
     var found = /** @type {HTMLElement | null} */ (form.querySelector('[data-leads-status]'));
     var status = found || document.createElement('p');
@@ -80,7 +364,7 @@
     var trapId = uid('hp');
     var trapLabel = document.createElement('label');
     trapLabel.htmlFor = trapId;
-    trapLabel.textContent = 'Leave this field empty';
+    trapLabel.textContent = texts().trap;
     var trapInput = document.createElement('input');
     trapInput.type = 'text';
     trapInput.name = HONEYPOT;
@@ -113,38 +397,37 @@
       status.setAttribute('data-state', kind);
     }
 
-    /** @param {string} name */
-    function clearError(name) {
-      var el = field(form, name);
-      var err = errorEls[name];
-      if (!el || !err) return;
+    /** @param {string} id a field's name, or "consent:" and a category */
+    function clearError(id) {
+      if (!has(errorEls, id)) return;
+      var el = errorEls[id].el;
+      var err = errorEls[id].err;
       err.textContent = '';
       err.hidden = true;
       el.removeAttribute('aria-invalid');
-      var ids = (el.getAttribute('aria-describedby') || '').split(/\s+/).filter(function (id) {
-        return id && id !== err.id;
+      var ids = (el.getAttribute('aria-describedby') || '').split(/\s+/).filter(function (each) {
+        return each && each !== err.id;
       });
       if (ids.length) el.setAttribute('aria-describedby', ids.join(' '));
       else el.removeAttribute('aria-describedby');
     }
     function clearErrors() {
-      for (var name in errorEls) if (Object.prototype.hasOwnProperty.call(errorEls, name)) clearError(name);
+      for (var id in errorEls) if (has(errorEls, id)) clearError(id);
     }
     /**
-     * @param {string} name
+     * @param {string} id a field's name, or "consent:" and a category
+     * @param {HTMLInputElement} el
      * @param {string} text
      */
-    function showError(name, text) {
-      var el = field(form, name);
-      if (!el || name === HONEYPOT) return false;
-      var err = errorEls[name];
+    function showError(id, el, text) {
+      var err = has(errorEls, id) ? errorEls[id].err : null;
       if (!err) {
         err = document.createElement('span');
         err.id = uid('error');
         err.className = 'leads-error';
-        err.setAttribute('data-leads-error', name);
+        err.setAttribute('data-leads-error', id);
         el.insertAdjacentElement('afterend', err);
-        errorEls[name] = err;
+        errorEls[id] = { el: el, err: err };
       }
       err.textContent = text;
       err.hidden = false;
@@ -152,19 +435,58 @@
       var ids = (el.getAttribute('aria-describedby') || '').split(/\s+/).filter(Boolean);
       if (ids.indexOf(err.id) < 0) ids.push(err.id);
       el.setAttribute('aria-describedby', ids.join(' '));
-      return true;
+    }
+
+    /** The consent checkboxes that count: the first of each known category. */
+    function consentBoxes() {
+      /** @type {NodeListOf<HTMLInputElement>} */
+      var all = form.querySelectorAll('input[type=checkbox][data-leads-consent]');
+      /** @type {HTMLInputElement[]} */
+      var boxes = [];
+      /** @type {Record<string, boolean>} */
+      var seen = {};
+      for (var i = 0; i < all.length; i++) {
+        var category = all[i].getAttribute('data-leads-consent') || '';
+        if (CONSENT_CATEGORIES.indexOf(category) < 0 || has(seen, category)) continue;
+        seen[category] = true;
+        boxes.push(all[i]);
+      }
+      return boxes;
     }
 
     function body() {
-      /** @type {Record<string, string>} */
+      /** @type {Record<string, any>} */
       var data = {};
       for (var i = 0; i < FIELDS.length; i++) {
         var el = field(form, FIELDS[i]);
-        var value = el && typeof el.value === 'string' ? el.value.trim() : '';
+        // A consent checkbox is never a lead field, whatever its name.
+        if (!el || el.getAttribute('data-leads-consent') !== null) continue;
+        var value = typeof el.value === 'string' ? el.value.trim() : '';
         if (value) data[FIELDS[i]] = value;
       }
       var origem = form.getAttribute('data-origem');
       if (!data.origem && origem) data.origem = origem;
+
+      var boxes = consentBoxes();
+      var said = [];
+      if (boxes.length) data.legal_bases = [];
+      for (var j = 0; j < boxes.length; j++) {
+        var category = boxes[j].getAttribute('data-leads-consent');
+        data.legal_bases.push({ category: category, type: 'consent', status: boxes[j].checked ? 'granted' : 'declined' });
+        var text = labelText(boxes[j]);
+        if (text && said.indexOf(text) < 0) said.push(text);
+      }
+      // What the visitor read when answering: the controller has to prove consent (LGPD Art. 8 §2).
+      var consentText = bounded(said.join(' '), CONSENT_TEXT_MAX);
+      if (consentText) data.consent_text = consentText;
+
+      var context = pageContext();
+      for (var member in context) {
+        if (has(context, member)) {
+          data.context = context;
+          break;
+        }
+      }
       return data;
     }
 
@@ -175,7 +497,7 @@
       key = newKey();
       retried = false;
       busy(false);
-      say(form.getAttribute('data-success') || 'Thank you! We received your message and will be in touch soon.', 'success');
+      say(form.getAttribute('data-success') || texts().success, 'success');
       if (trial && result && result.lead) {
         var preview = document.createElement('pre');
         preview.setAttribute('data-leads-preview', '');
@@ -186,17 +508,19 @@
 
     /**
      * @param {number} seconds
-     * @param {Record<string, string>} data
+     * @param {Record<string, any>} data
      */
     function waitThenRetry(seconds, data) {
+      var t = texts();
+      var wait = { seconds: seconds + ' ' + (seconds === 1 ? t.second : t.seconds) };
       if (!retried && seconds <= MAX_AUTO_RETRY_SECONDS) {
         retried = true;
-        say('Too many submissions right now. Please wait ' + seconds + ' seconds; we will send it again automatically.', 'wait');
+        say(fill(t.wait_retry, wait), 'wait');
         setTimeout(function () {
           send(data);
         }, seconds * 1000);
       } else {
-        say('Too many submissions right now. Please wait ' + seconds + ' seconds and send again.', 'wait');
+        say(fill(t.wait_again, wait), 'wait');
         setTimeout(function () {
           busy(false);
         }, seconds * 1000);
@@ -206,7 +530,7 @@
     /**
      * @param {Response} res
      * @param {any} problem the JSON body (a problem, or the sandbox's result), or null
-     * @param {Record<string, string>} data
+     * @param {Record<string, any>} data
      */
     function handle(res, problem, data) {
       if (res.status === 200 || res.status === 201) return succeed(problem);
@@ -217,34 +541,38 @@
       }
       busy(false);
       retried = false;
+      var t = texts();
       var list = problem && Array.isArray(problem.errors) ? problem.errors : [];
+      // Errors of the consent and context members have no field to stand beside: they go to the status line.
       var other = [];
       var first = null;
       for (var i = 0; i < list.length; i++) {
         var item = list[i] || {};
-        var name = typeof item.pointer === 'string' ? item.pointer.replace(/^\//, '').split('/')[0] : '';
-        var text = item.detail || item.code || 'Invalid value.';
-        if (name && showError(name, text)) {
-          if (!first) first = field(form, name);
+        var path = typeof item.pointer === 'string' ? item.pointer.split('/') : [];
+        var name = path[1] || '';
+        var text = message(typeof item.code === 'string' ? item.code : '', name, labelOf(path));
+        var el = FIELDS.indexOf(name) >= 0 ? field(form, name) : null;
+        if (el) {
+          showError(name, el, text);
+          if (!first) first = el;
         } else other.push(text);
       }
       if (first) {
-        say('Please correct the highlighted fields.' + (other.length ? ' ' + other.join(' ') : ''), 'error');
+        say(t.fix + (other.length ? ' ' + other.join(' ') : ''), 'error');
         if (typeof first.focus === 'function') first.focus();
         return;
       }
-      var parts = [];
-      if (problem && problem.detail) parts.push(problem.detail);
-      if (other.length) parts.push(other.join(' '));
-      if (problem && problem.hint) parts.push(problem.hint);
-      if (!parts.length) parts.push('The form could not be sent (HTTP ' + res.status + '). Please try again.');
-      say(parts.join(' '), 'error');
+      if (other.length) return say(t.not_sent + ' ' + other.join(' '), 'error');
+      if (res.status === 409) return say(t.in_progress, 'error');
+      if (res.status === 413) return say(t.too_large, 'error');
+      if (res.status >= 500) return say(t.unavailable, 'error');
+      say(fill(t.failed, { status: res.status }), 'error');
     }
 
-    /** @param {Record<string, string>} data */
+    /** @param {Record<string, any>} data */
     function send(data) {
       busy(true);
-      say('Sending…', 'sending');
+      say(texts().sending, 'sending');
       /** @type {Record<string, string>} */
       var headers = { 'Content-Type': 'application/json', Accept: 'application/json, application/problem+json' };
       if (!trial) headers['Idempotency-Key'] = key;
@@ -272,7 +600,7 @@
         },
         function () {
           busy(false);
-          say('The form could not be sent: check your connection and try again.', 'error');
+          say(texts().network, 'error');
         },
       );
     }
@@ -283,7 +611,10 @@
       if (target && target.name === HONEYPOT) return;
       key = newKey();
       retried = false;
-      if (target && target.name) clearError(target.name);
+      if (!target) return;
+      var category = target.getAttribute('data-leads-consent');
+      if (category !== null) clearError('consent:' + category);
+      else if (target.name) clearError(target.name);
     });
 
     form.addEventListener('submit', function (event) {
@@ -292,10 +623,20 @@
       if (trapInput.value) {
         // A bot: pretend it worked and send nothing.
         form.reset();
-        say(form.getAttribute('data-success') || 'Thank you! We received your message and will be in touch soon.', 'success');
+        say(form.getAttribute('data-success') || texts().success, 'success');
         return;
       }
       clearErrors();
+      // The form is novalidate (the script shows its own messages), so a required consent box is checked here.
+      var boxes = consentBoxes();
+      for (var i = 0; i < boxes.length; i++) {
+        if (boxes[i].required && !boxes[i].checked) {
+          showError('consent:' + boxes[i].getAttribute('data-leads-consent'), boxes[i], texts().consent_required);
+          say(texts().fix, 'error');
+          boxes[i].focus();
+          return;
+        }
+      }
       send(body());
     });
   }

@@ -35,9 +35,17 @@ function postedBy(script: string, values: Record<string, string>): Record<string
   };
   const bodies: string[] = [];
   runInNewContext(script, {
-    document: { currentScript: null, readyState: 'complete', querySelectorAll: () => [form], createElement: element },
+    document: {
+      currentScript: null,
+      readyState: 'complete',
+      querySelectorAll: () => [form],
+      createElement: element,
+      documentElement: element(),
+      title: '',
+      referrer: '',
+    },
     window: { crypto: { randomUUID: () => 'key' } },
-    location: { origin: 'https://customer.example', href: 'https://customer.example/contact' },
+    location: { origin: 'https://customer.example', href: 'https://customer.example/contact?utm_source=news' },
     fetch: (_url: string, init: { body: string }) => {
       bodies.push(init.body);
       return new Promise(() => undefined);
@@ -55,9 +63,11 @@ const VALUES = { nome: 'Ana', email: 'ana@example.com', telefone: '+55 11 98765-
 describe('the lead field list of lead-rules.ts', () => {
   it('is the list of fields the served form script sends: each field of the form, nothing else', async () => {
     const { LEADS_FORM_JS } = await import('../forms/forms.script.js');
-    const posted = postedBy(LEADS_FORM_JS, VALUES);
-    expect(Object.keys(posted)).toEqual(LEAD_FIELD_NAMES);
-    expect(posted).toEqual(Object.fromEntries(LEAD_FIELD_NAMES.map((name) => [name, VALUES[name]])));
+    const { context, ...fields } = postedBy(LEADS_FORM_JS, VALUES);
+    expect(Object.keys(fields)).toEqual(LEAD_FIELD_NAMES);
+    expect(fields).toEqual(Object.fromEntries(LEAD_FIELD_NAMES.map((name) => [name, VALUES[name]])));
+    // Beside the fields, where the visit came from (never a lead field).
+    expect(context).toEqual({ page_url: 'https://customer.example/contact', utm_source: 'news' });
   });
 
   it('feeds the form script and the CLI: another list changes what both accept', async () => {
@@ -71,10 +81,12 @@ describe('the lead field list of lead-rules.ts', () => {
         jest.doMock('./lead-rules.js', () => ({
           ...jest.requireActual('./lead-rules.js'),
           LEAD_FIELD_NAMES: ['nome', 'email', 'cargo'],
+          LEAD_FIELDS: { ...jest.requireActual('./lead-rules.js').LEAD_FIELDS, cargo: { required: false, min: 1, max: 80 } },
           REQUIRED_LEAD_FIELDS: ['email'],
         }));
         const { LEADS_FORM_JS } = jest.requireActual('../forms/forms.script.js');
-        expect(postedBy(LEADS_FORM_JS, VALUES)).toEqual({ nome: 'Ana', email: 'ana@example.com', cargo: 'CEO' });
+        expect(postedBy(LEADS_FORM_JS, VALUES)).toMatchObject({ nome: 'Ana', email: 'ana@example.com', cargo: 'CEO' });
+        expect(Object.keys(postedBy(LEADS_FORM_JS, VALUES))).toEqual(['nome', 'email', 'cargo', 'context']);
 
         const { openRows } = jest.requireActual('../../cli/import.js');
         const rowsOf = async (file: string) => {
