@@ -3,6 +3,7 @@ import { createServer, Server } from 'node:http';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { chromium } from 'playwright-core';
+import { Lead } from '../src/leads/lead.entity.js';
 import { OperatorClients } from '../src/oauth/operator-clients.service.js';
 import { expectContract } from './support/contract.js';
 import { freePort } from './support/server-process.js';
@@ -115,7 +116,6 @@ describeBrowser(HAVE_CHROMIUM ? `browser (Chromium at ${CHROMIUM})` : `browser (
   let context: BrowserContext;
   let page: Page;
   let leadPosts: number;
-  let acceptsContext: boolean;
 
   const shot = (name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
   /** Swagger UI's full page is tens of thousands of pixels tall: capture the top of one operation, up to its live response. */
@@ -167,15 +167,6 @@ describeBrowser(HAVE_CHROMIUM ? `browser (Chromium at ${CHROMIUM})` : `browser (
     });
     customer.listen(customerPort, '127.0.0.1');
     customerBase = `http://localhost:${customerPort}`;
-    // The form sends legal_bases, consent_text and context; a service from before they were part of a lead refuses them
-    // (422 unknown_field). Against such a service the suite takes them out of the form's posts on their way, so the other
-    // tests still reach a real service; once it accepts them, they go through untouched.
-    const probe = await fetch(`${appBase}/api/v1/sandbox`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ nome: 'Probe', email: 'probe@example.com', context: { page_url: 'https://customer.example/' } }),
-    });
-    acceptsContext = probe.status === 200;
     // launch() gives Chromium a new empty --user-data-dir of its own and deletes it on close.
     browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
   });
@@ -189,14 +180,6 @@ describeBrowser(HAVE_CHROMIUM ? `browser (Chromium at ${CHROMIUM})` : `browser (
 
   beforeEach(async () => {
     context = await browser.newContext({ viewport: { width: 1000, height: 900 } });
-    if (!acceptsContext) {
-      await context.route(/\/api\/v1\/(lead|sandbox)$/, async (route) => {
-        const body = route.request().method() === 'POST' ? route.request().postDataJSON() : null;
-        if (!body || typeof body !== 'object' || !('context' in body || 'legal_bases' in body || 'consent_text' in body)) return route.continue();
-        const { legal_bases: _bases, consent_text: _text, context: _context, ...lead } = body;
-        await route.continue({ postData: JSON.stringify(lead) });
-      });
-    }
     page = await context.newPage();
     leadPosts = 0;
     page.on('request', (r) => {
@@ -339,7 +322,6 @@ describeBrowser(HAVE_CHROMIUM ? `browser (Chromium at ${CHROMIUM})` : `browser (
   });
 
   it('(iii) a consent checkbox and the page context go with the lead: granted when checked, declined when not', async () => {
-    await standInForLeadPosts();
     // Arrive from another page of the site with a query, so that the referrer has one to drop.
     await page.goto(`${customerBase}/start?from=home`);
     await page.click('a');
@@ -363,19 +345,24 @@ describeBrowser(HAVE_CHROMIUM ? `browser (Chromium at ${CHROMIUM})` : `browser (
       gclid: 'abc',
     };
 
-    await fill(page, { nome: 'Maria Silva', email: 'maria@example.com' });
+    await fill(page, { nome: 'Maria Silva', email: 'maria.consent@example.com' });
     await page.check('[name=aceite]');
     const granted = await submitted();
     // The checkbox is no lead field of its own (its name "aceite" is not sent).
     expect(granted).toEqual({
       nome: 'Maria Silva',
-      email: 'maria@example.com',
+      email: 'maria.consent@example.com',
       origem: 'customer-site',
       legal_bases: [{ category: 'communications', type: 'consent', status: 'granted' }],
       consent_text: CONSENT_LABEL,
       context,
     });
     await shot('iii-consent-granted');
+    // Stored by the real service: the evidence recorded, the wording kept once, the URLs without query and fragment.
+    const stored = await t.dataSource.getRepository(Lead).findOneByOrFail({ email: 'maria.consent@example.com' });
+    expect(stored.legalBases).toEqual([expect.objectContaining({ category: 'communications', type: 'consent', status: 'granted', channel: 'form' })]);
+    expect(stored.context).toEqual(context);
+    expect(await t.dataSource.query('SELECT text FROM consent_texts')).toEqual([{ text: CONSENT_LABEL }]);
 
     // After a success the form is reset: the box is unchecked again.
     await fill(page, { nome: 'João Souza', email: 'joao@example.com' });
