@@ -142,7 +142,9 @@ async function main() {
         '',
         '| round | without req/s | without p99 ms | with req/s | with p99 ms | ratio |',
         '| --- | --- | --- | --- | --- | --- |',
-        ...rounds.map((p, i) => `| ${i + 1} | ${Math.round(p.without.rps)} | ${p.without.p99} | ${Math.round(p.with.rps)} | ${p.with.p99} | ${p.ratio.toFixed(3)} |`),
+        ...rounds.map(
+          (p, i) => `| ${i + 1} | ${Math.round(p.without.rps)} | ${p.without.p99} | ${Math.round(p.with.rps)} | ${p.with.p99} | ${p.ratio.toFixed(3)} |`,
+        ),
         '',
         `Median ratio with/without: **${ratio.toFixed(3)}** (target ≥ 0.9): ${ratio >= 0.9 ? 'met' : 'missed'}.`,
         '',

@@ -376,7 +376,10 @@ describe('import', () => {
     expect((await run(['import', csv])).code).toBe(0);
     const jsonl = join(work, 'consentimento.jsonl');
     const consent = { category: 'communications', type: 'consent', status: 'granted' };
-    writeFileSync(jsonl, `${JSON.stringify({ nome: 'Bia Consent', email: 'bia@example.com', origem: 'campanha', legal_bases: [consent], consent_text: 'Aceito.' })}\n`);
+    writeFileSync(
+      jsonl,
+      `${JSON.stringify({ nome: 'Bia Consent', email: 'bia@example.com', origem: 'campanha', legal_bases: [consent], consent_text: 'Aceito.' })}\n`,
+    );
     expect((await run(['import', jsonl])).code).toBe(0);
     const rows = (await query("SELECT nome, context, legal_bases FROM leads WHERE origem = 'campanha' ORDER BY nome")) as {
       nome: string;

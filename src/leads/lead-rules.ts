@@ -5,9 +5,6 @@
  * super-linearly.
  */
 
-import type { LeadContext } from './lead-context.js';
-import type { LegalBasisInput } from './legal-bases.js';
-
 /**
  * Characters never accepted in a single-line field: controls, lone surrogates, noncharacters, bidi controls, and the
  * Unicode tag characters (invisible, they can carry instructions to language-model agents that read leads).
@@ -69,20 +66,6 @@ export const LEAD_FIELDS = {
 export type LeadField = keyof typeof LEAD_FIELDS;
 export const LEAD_FIELD_NAMES = Object.keys(LEAD_FIELDS) as LeadField[];
 export const REQUIRED_LEAD_FIELDS = LEAD_FIELD_NAMES.filter((name) => LEAD_FIELDS[name].required);
-
-/** A lead after validation and normalisation: what is stored and what the sandbox returns. */
-export interface NormalisedLead {
-  nome: string;
-  email: string;
-  telefone?: string;
-  telefone_e164?: string;
-  empresa?: string;
-  mensagem?: string;
-  origem?: string;
-  legal_bases?: LegalBasisInput[];
-  consent_text?: string;
-  context?: LeadContext;
-}
 
 /** Trimmed, NFC, and the domain lower-cased (the local part is the mailbox owner's business). */
 export function normaliseEmail(value: string): string {

@@ -5,6 +5,7 @@ import { validationFailed } from '../problem/app-error.js';
 import { FieldError, FieldErrorCode } from '../problem/error-catalog.js';
 import { escapePointer } from '../body/strict-json.js';
 import { LeadInput } from './lead.dto.js';
+import type { NormalisedLead } from './normalised-lead.js';
 import { CONTEXT_MEMBERS, CONTEXT_TEXT_MAX, CONTEXT_URL_MAX, CONTEXT_URL_MEMBERS, ContextMember, contextValue, LeadContext } from './lead-context.js';
 import {
   CONSENT_TEXT_MAX,
@@ -24,7 +25,6 @@ import {
   LEAD_FIELDS,
   LeadField,
   LeadFieldRule,
-  NormalisedLead,
   normaliseEmail,
   VISIBLE_CHARACTER,
 } from './lead-rules.js';

@@ -33,7 +33,8 @@ interface Pending {
 @Injectable()
 export class LeadWriter {
   private readonly leads: EntityInsert<Lead>;
-  private readonly parts: { insert: EntityInsert<ObjectLiteral>; rows: LeadTransactionPart<ObjectLiteral>; key?: (row: Partial<ObjectLiteral>) => string }[] = [];
+  private readonly parts: { insert: EntityInsert<ObjectLiteral>; rows: LeadTransactionPart<ObjectLiteral>; key?: (row: Partial<ObjectLiteral>) => string }[] =
+    [];
   private readonly commit: (statements: InsertStatement[]) => Promise<void>;
   private queue: Pending[] = [];
   private readonly committed: (() => void)[] = [];

@@ -9,7 +9,8 @@ import { ConsentText } from './consent-text.entity.js';
 import { Lead } from './lead.entity.js';
 import { consentTextSha256, LegalBasisInput, LegalBasisView } from './legal-bases.js';
 import type { LeadChannel } from './lead-channel.js';
-import { foldEmail, LEAD_FIELD_NAMES, NormalisedLead } from './lead-rules.js';
+import { foldEmail, LEAD_FIELD_NAMES } from './lead-rules.js';
+import type { NormalisedLead } from './normalised-lead.js';
 import { LeadValidationService } from './lead-validation.service.js';
 import { LeadWriter } from './lead-writer.service.js';
 
@@ -93,7 +94,8 @@ function receipt(id: string, receivedAt: Date): LeadReceipt {
 export function leadFingerprint(lead: NormalisedLead): string {
   const fields = [...LEAD_FIELD_NAMES, 'telefone_e164'].map((field) => lead[field as keyof NormalisedLead] ?? null);
   // The consent and attribution members only when given, so a lead without them keeps the fingerprint it always had.
-  const extras = lead.legal_bases || lead.consent_text !== undefined || lead.context ? [lead.legal_bases ?? null, lead.consent_text ?? null, contextEntries(lead)] : [];
+  const extras =
+    lead.legal_bases || lead.consent_text !== undefined || lead.context ? [lead.legal_bases ?? null, lead.consent_text ?? null, contextEntries(lead)] : [];
   const canonical = JSON.stringify([...fields, ...extras]);
   return createHash('sha256').update(canonical).digest('hex');
 }

@@ -6,14 +6,7 @@ import { createHash } from 'node:crypto';
  * wording once (consent_texts) and records on every entry when and through which channel it was given.
  */
 export const LEGAL_BASIS_CATEGORIES = ['communications', 'data_processing'] as const;
-export const LEGAL_BASIS_TYPES = [
-  'consent',
-  'legitimate_interest',
-  'pre_existent_contract',
-  'judicial_process',
-  'vital_interest',
-  'public_interest',
-] as const;
+export const LEGAL_BASIS_TYPES = ['consent', 'legitimate_interest', 'pre_existent_contract', 'judicial_process', 'vital_interest', 'public_interest'] as const;
 export const LEGAL_BASIS_STATUSES = ['granted', 'declined'] as const;
 export const LEGAL_BASIS_MEMBERS = ['category', 'type', 'status'] as const;
 export const MAX_LEGAL_BASES = 4;

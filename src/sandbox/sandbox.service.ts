@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { LeadValidationService } from '../leads/lead-validation.service.js';
-import { NormalisedLead } from '../leads/lead-rules.js';
+import type { NormalisedLead } from '../leads/normalised-lead.js';
 
 export interface SandboxResult {
   valid: true;
