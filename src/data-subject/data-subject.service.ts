@@ -9,7 +9,7 @@ import type { LegalBasisView } from '../leads/legal-bases.js';
 import { Steps, WebhookStore } from '../webhooks/webhook-store.js';
 import { WebhookDispatcher } from '../webhooks/webhook-dispatcher.service.js';
 import { parseSubject } from './data-subject-request.js';
-import { addCounts, ERASURE_BATCH, ErasureCounts, LeadEraser, NO_ERASURE } from './lead-eraser.service.js';
+import { addCounts, ERASURE_BATCH, ErasureCounts, LeadEraser, NIL_UUID, NO_ERASURE } from './lead-eraser.service.js';
 
 export type DataSubjectRequestType = 'access' | 'erasure' | 'consent_revocation';
 
@@ -105,7 +105,7 @@ export class DataSubjectService {
     const revokedAt = new Date(requestedAt).toISOString();
     const leadIds: string[] = [];
     let revoked = 0;
-    for (let after = ''; ; ) {
+    for (let after = NIL_UUID; ; ) {
       const batch = await this.store.transaction(() => this.revokeSteps(email, after, revokedAt, requestedAt));
       leadIds.push(...batch.seen);
       revoked += batch.changed;

@@ -30,6 +30,9 @@ export interface ErasedBatch {
   counts: ErasureCounts;
 }
 
+/** What an erased idempotency key holds for its lead: no lead (the column is a NOT NULL uuid on PostgreSQL). */
+export const NIL_UUID = '00000000-0000-0000-0000-000000000000';
+
 export const NO_ERASURE: ErasureCounts = {
   leads: 0,
   webhook_messages: 0,
@@ -101,8 +104,9 @@ export class LeadEraser {
     const list = store.list(1, leadIds.length);
     // Key and scope stay, marked: a retry with the key gets 410 lead_erased rather than storing the lead again.
     counts.idempotency_keys = (yield [
-      `UPDATE idempotency_keys SET erased = true, fingerprint = '', lead_id = '', response_body = NULL, state = 'done' WHERE lead_id IN (${list}) RETURNING key`,
-      leadIds,
+      `UPDATE idempotency_keys SET erased = true, fingerprint = '', lead_id = ${p(leadIds.length + 1)}, response_body = NULL, state = 'done'
+        WHERE lead_id IN (${list}) RETURNING key`,
+      [...leadIds, NIL_UUID],
     ]).length;
     counts.leads = (yield [`DELETE FROM leads WHERE id IN (${list}) RETURNING id`, leadIds]).length;
     // A wording goes with the last lead that names it (sorted, so that two erasures lock shared rows in one order).
