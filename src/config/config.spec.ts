@@ -58,6 +58,7 @@ describe('loadConfig', () => {
         exportMaxConcurrent: 2,
         exportPageSize: 500,
         apiDeprecations: [],
+        leadRetentionDays: null,
         secretsKey: undefined,
         webhooks: {
           retrySchedule: [5000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],
