@@ -58,7 +58,8 @@ async function measure(label, service, opts) {
     const email = emailOf(Math.floor(((k + 0.5) * opts.rows) / opts.people) | 2);
     const r = await timed(() => read(email));
     const e = await timed(() => post(eraser, { email }));
-    if (e.result.status !== 200 || e.result.body.counts.leads !== r.result) throw new Error(`${label}: erasure of ${email} answered ${e.result.status} ${JSON.stringify(e.result.body)}`);
+    if (e.result.status !== 200 || e.result.body.counts.leads !== r.result)
+      throw new Error(`${label}: erasure of ${email} answered ${e.result.status} ${JSON.stringify(e.result.body)}`);
     reads.push(r.ms);
     erasures.push(e.ms);
   }
@@ -74,7 +75,9 @@ async function measure(label, service, opts) {
     frequentRead: frequentRead.ms,
     frequentErase: frequent.ms,
   };
-  console.error(`${label}: erasure p50 ${line.eraseP50.toFixed(1)} ms (max ${line.eraseMax.toFixed(1)}), read p50 ${line.readP50.toFixed(1)} ms; ${line.frequentLeads} leads in ${line.frequentErase.toFixed(1)} ms`);
+  console.error(
+    `${label}: erasure p50 ${line.eraseP50.toFixed(1)} ms (max ${line.eraseMax.toFixed(1)}), read p50 ${line.readP50.toFixed(1)} ms; ${line.frequentLeads} leads in ${line.frequentErase.toFixed(1)} ms`,
+  );
   return line;
 }
 

@@ -40,7 +40,10 @@ export class DataSubjectRequests1764600000000 implements MigrationInterface {
       const events = (JSON.parse(endpoint.events) as string[]).filter((type) => type !== 'lead.erased' && type !== 'consent.revoked');
       const p = queryRunner.connection.options.type === 'postgres' ? ['$1', '$2'] : ['?', '?'];
       // An endpoint left with no event would receive nothing: it keeps lead.received.
-      await queryRunner.query(`UPDATE webhook_endpoints SET events = ${p[0]} WHERE id = ${p[1]}`, [JSON.stringify(events.length ? events : ['lead.received']), endpoint.id]);
+      await queryRunner.query(`UPDATE webhook_endpoints SET events = ${p[0]} WHERE id = ${p[1]}`, [
+        JSON.stringify(events.length ? events : ['lead.received']),
+        endpoint.id,
+      ]);
     }
     await queryRunner.query('DROP INDEX idempotency_keys_lead_idx');
     await queryRunner.query('ALTER TABLE idempotency_keys DROP COLUMN erased');

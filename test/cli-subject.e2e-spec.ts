@@ -31,7 +31,10 @@ const secretsKey = randomBytes(32).toString('base64');
 
 function run(args: string[], options: { input?: string; env?: Record<string, string> } = {}): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(leads, args, { env: { PATH: process.env.PATH, HOME: work, LEADS_CONFIG_DIR: configDir, ...options.env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(leads, args, {
+      env: { PATH: process.env.PATH, HOME: work, LEADS_CONFIG_DIR: configDir, ...options.env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk) => (stdout += chunk));
@@ -53,7 +56,11 @@ function createClient(name: string, scope: string): Client {
 const as = (client: Client) => ({ LEADS_CLIENT_ID: client.client_id, LEADS_CLIENT_SECRET: client.client_secret });
 
 async function submit(email: string): Promise<string> {
-  const res = await fetch(`${server.baseUrl}/api/v1/lead`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ nome: 'Pessoa CLI', email }) });
+  const res = await fetch(`${server.baseUrl}/api/v1/lead`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ nome: 'Pessoa CLI', email }),
+  });
   expect(res.status).toBe(201);
   return ((await res.json()) as { id: string }).id;
 }
@@ -64,7 +71,10 @@ beforeAll(async () => {
   leads = join(work, 'leads');
   database = await freshDatabase();
   const port = await freePort();
-  server = await startServer({ ...GENEROUS_LIMITS, LOG_LEVEL: 'warn', PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, SECRETS_KEY: secretsKey, ...database.env }, port);
+  server = await startServer(
+    { ...GENEROUS_LIMITS, LOG_LEVEL: 'warn', PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, SECRETS_KEY: secretsKey, ...database.env },
+    port,
+  );
   execFileSync('sh', ['-c', `curl -fsSL ${server.baseUrl}/cli/leads -o "${leads}" && chmod +x "${leads}"`]);
   privacy = createClient('CLI privacy e2e', 'leads:read leads:erase');
   reader = createClient('CLI reader e2e', 'leads:read');
@@ -85,7 +95,10 @@ describe('leads subject', () => {
     expect((await run(['--help'])).stdout).toContain('subject <command> <email>');
     expect(await run(['subject'])).toMatchObject({ code: 1, stderr: expect.stringContaining('subject needs a command: access, erase, revoke') });
     expect(await run(['subject', 'forget', 'a@example.com'])).toMatchObject({ code: 1, stderr: expect.stringContaining('unknown subject command "forget"') });
-    expect(await run(['subject', 'erase'], { env: as(privacy) })).toMatchObject({ code: 1, stderr: expect.stringContaining("needs the person's e-mail address") });
+    expect(await run(['subject', 'erase'], { env: as(privacy) })).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining("needs the person's e-mail address"),
+    });
     expect(await run(['subject', 'erase', 'a@example.com'])).toMatchObject({ code: 3 });
   });
 

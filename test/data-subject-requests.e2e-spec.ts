@@ -224,13 +224,19 @@ describe('data-subject requests', () => {
       const again = await call('erasure', { email: 'zuleica.q@example.org' }, eraser);
       expect(again.body).toMatchObject({ lead_ids: [], counts: { leads: 0, agent_registrations: 0 } });
     } finally {
-      await t.http.delete(`/api/v1/webhooks/${(await t.http.get('/api/v1/webhooks').set('Authorization', `Bearer ${manager}`)).body.data[0]?.id}`).set('Authorization', `Bearer ${manager}`);
+      await t.http
+        .delete(`/api/v1/webhooks/${(await t.http.get('/api/v1/webhooks').set('Authorization', `Bearer ${manager}`)).body.data[0]?.id}`)
+        .set('Authorization', `Bearer ${manager}`);
       await receiver.close();
     }
   });
 
   it('consent revocation declines communications on every stored lead; a later lead keeps its new grant', async () => {
-    const granted = await lead({ nome: 'Renata', email: 'renata.r@example.com', legal_bases: [...GRANTED, { category: 'data_processing', type: 'legitimate_interest', status: 'granted' }] });
+    const granted = await lead({
+      nome: 'Renata',
+      email: 'renata.r@example.com',
+      legal_bases: [...GRANTED, { category: 'data_processing', type: 'legitimate_interest', status: 'granted' }],
+    });
     const none = await lead({ nome: 'Renata', email: 'Renata.R@example.com' });
     const res = await call('consent-revocation', { email: 'renata.r@example.com' }, eraser);
     expect(res.status).toBe(200);
@@ -253,7 +259,13 @@ describe('data-subject requests', () => {
       },
     ]);
     const events = (await messages('consent.revoked')).filter((m) => m.data.revoked_at === revokedAt);
-    expect(events).toEqual([{ type: 'consent.revoked', timestamp: revokedAt, data: { lead_ids: expect.arrayContaining([granted, none]), category: 'communications', revoked_at: revokedAt } }]);
+    expect(events).toEqual([
+      {
+        type: 'consent.revoked',
+        timestamp: revokedAt,
+        data: { lead_ids: expect.arrayContaining([granted, none]), category: 'communications', revoked_at: revokedAt },
+      },
+    ]);
 
     const later = await lead({ nome: 'Renata', email: 'renata.r@example.com', legal_bases: GRANTED });
     expect((await view(later)).legal_bases[0]).toMatchObject({ status: 'granted', revoked_at: null });

@@ -61,7 +61,7 @@ export class DataSubjectService {
     const requestedAt = Date.now();
     const leads: LeadView[] = [];
     // Keyset pages, each one short query, with the event loop free between them.
-    for (let page = await this.reader.rows({ email }, MAX_PAGE_SIZE); ; ) {
+    for (let page = await this.reader.rows({ email }, MAX_PAGE_SIZE); ;) {
       leads.push(...page);
       if (page.length < MAX_PAGE_SIZE) break;
       const last = page[page.length - 1];
@@ -105,7 +105,7 @@ export class DataSubjectService {
     const revokedAt = new Date(requestedAt).toISOString();
     const leadIds: string[] = [];
     let revoked = 0;
-    for (let after = NIL_UUID; ; ) {
+    for (let after = NIL_UUID; ;) {
       const batch = await this.store.transaction(() => this.revokeSteps(email, after, revokedAt, requestedAt));
       leadIds.push(...batch.seen);
       revoked += batch.changed;
@@ -207,5 +207,7 @@ export function revokeCommunications(bases: LegalBasisView[], revokedAt: string)
     ];
   }
   if (!communications.some((basis) => basis.status === 'granted')) return bases;
-  return bases.map((basis) => (basis.category === 'communications' && basis.status === 'granted' ? { ...basis, status: 'declined', revoked_at: revokedAt } : basis));
+  return bases.map((basis) =>
+    basis.category === 'communications' && basis.status === 'granted' ? { ...basis, status: 'declined', revoked_at: revokedAt } : basis,
+  );
 }

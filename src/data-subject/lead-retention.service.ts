@@ -31,7 +31,8 @@ export class LeadRetention implements OnApplicationBootstrap, OnModuleDestroy {
 
   onApplicationBootstrap(): void {
     if (this.days === null) return;
-    const tick = () => void this.run().catch((error: unknown) => this.logger.warn({ error: safeError(error) }, 'Lead retention run failed; retrying at the next'));
+    const tick = () =>
+      void this.run().catch((error: unknown) => this.logger.warn({ error: safeError(error) }, 'Lead retention run failed; retrying at the next'));
     tick();
     this.timer = setInterval(tick, RETENTION_INTERVAL_MS).unref();
   }
