@@ -104,9 +104,10 @@ export class LeadEraser {
     const list = store.list(1, leadIds.length);
     // Key and scope stay, marked: a retry with the key gets 410 lead_erased rather than storing the lead again.
     counts.idempotency_keys = (yield [
-      `UPDATE idempotency_keys SET erased = true, fingerprint = '', lead_id = ${p(leadIds.length + 1)}, response_body = NULL, state = 'done'
-        WHERE lead_id IN (${list}) RETURNING key`,
-      [...leadIds, NIL_UUID],
+      // Parameters in the order they appear: SQLite's ? placeholders are positional.
+      `UPDATE idempotency_keys SET erased = true, fingerprint = '', lead_id = ${p(1)}, response_body = NULL, state = 'done'
+        WHERE lead_id IN (${store.list(2, leadIds.length)}) RETURNING key`,
+      [NIL_UUID, ...leadIds],
     ]).length;
     counts.leads = (yield [`DELETE FROM leads WHERE id IN (${list}) RETURNING id`, leadIds]).length;
     // A wording goes with the last lead that names it (sorted, so that two erasures lock shared rows in one order).
