@@ -11,6 +11,7 @@ import { LeadRow, formatTable } from './list.js';
 import { OperatorLogin, notLoggedIn, readSecret } from './login.js';
 import { Session } from './session.js';
 import { VERSION } from './version.js';
+import { SUBJECT_HELP, subject } from './subject.js';
 import { WEBHOOKS_HELP, webhooks } from './webhooks.js';
 
 /** Replaced by the service with its PUBLIC_BASE_URL when it serves this file at /cli/leads. */
@@ -34,6 +35,9 @@ Commands:
   export                 download stored leads as CSV or JSON Lines (operator, leads:export)
   webhooks <command>     signed webhooks of stored leads (operator, webhooks:manage): add, list, test,
                          deliveries, rotate, disable, enable, replay, remove (leads webhooks --help)
+  subject <command> <email>
+                         data-subject requests (operator): access (leads:read), erase, revoke (leads:erase)
+                         (leads subject --help)
   logout                 forget the operator login; revoke the stored registration and delete its credentials
 
 Global options:
@@ -110,6 +114,7 @@ ${FILTER_HELP}`,
   logout:
     'Usage: leads logout [--json]\n\nForgets the operator login (its access token expires on its own within 15 minutes), revokes the stored\nagent registration (by its assertion, at /oauth2/revoke) and deletes the credentials.',
   webhooks: WEBHOOKS_HELP,
+  subject: SUBJECT_HELP,
 };
 
 interface Context {
@@ -431,6 +436,8 @@ const commands: Record<string, (ctx: Context) => Promise<number>> = {
   },
 
   webhooks,
+
+  subject,
 
   async logout(ctx) {
     allowOnly(ctx.parsed, [], 0);

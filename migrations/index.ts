@@ -8,6 +8,7 @@ import { OperatorClients1764200000000 } from './1764200000000-operator-clients.j
 import { LeadReadColumns1764300000000 } from './1764300000000-lead-read-columns.js';
 import { Webhooks1764400000000 } from './1764400000000-webhooks.js';
 import { ConsentAndContext1764500000000 } from './1764500000000-consent-and-context.js';
+import { DataSubjectRequests1764600000000 } from './1764600000000-data-subject-requests.js';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -18,4 +19,5 @@ export const MIGRATIONS = [
   LeadReadColumns1764300000000,
   Webhooks1764400000000,
   ConsentAndContext1764500000000,
+  DataSubjectRequests1764600000000,
 ];

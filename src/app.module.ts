@@ -7,6 +7,7 @@ import { createValidationPipe } from './body/validation.pipe.js';
 import { CliDownloadModule } from './cli-download/cli-download.module.js';
 import { AppConfig } from './config/config.js';
 import { APP_CONFIG, ConfigModule } from './config/config.module.js';
+import { DataSubjectModule } from './data-subject/data-subject.module.js';
 import { DatabaseModule } from './database/database.module.js';
 import { DiscoveryModule } from './discovery/discovery.module.js';
 import { DocsModule } from './docs/docs.module.js';
@@ -51,6 +52,7 @@ export class AppModule implements NestModule {
         CliDownloadModule,
         FormsModule,
         WebhooksModule,
+        DataSubjectModule,
       ],
       providers: [
         // In this order: who is calling decides which rate-limit tier applies, and a caller refused by either gets

@@ -84,7 +84,7 @@ describe('webhooks', () => {
       expect(created).toEqual({
         id: expect.stringMatching(/^[0-9a-f-]{36}$/),
         url: receiver.url,
-        events: ['lead.received'],
+        events: ['lead.received', 'lead.erased', 'consent.revoked'],
         description: 'CRM',
         status: 'enabled',
         disabled_reason: null,

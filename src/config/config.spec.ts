@@ -58,6 +58,7 @@ describe('loadConfig', () => {
         exportMaxConcurrent: 2,
         exportPageSize: 500,
         apiDeprecations: [],
+        leadRetentionDays: null,
         secretsKey: undefined,
         webhooks: {
           retrySchedule: [5000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],
@@ -106,6 +107,7 @@ describe('loadConfig', () => {
           'CLIENT_SECRET_GRACE',
           'EXPORT_MAX_CONCURRENT',
           'EXPORT_PAGE_SIZE',
+          'LEAD_RETENTION_DAYS',
           'SECRETS_KEY',
         ].map((name, i) => [name, i % 2 ? '' : '  \t']),
       );
@@ -183,6 +185,9 @@ describe('loadConfig', () => {
         { EXPORT_MAX_CONCURRENT: '64', EXPORT_PAGE_SIZE: '1' },
         { exportMaxConcurrent: 64, exportPageSize: 1 },
       ],
+      [{}, { leadRetentionDays: null }],
+      [{ LEAD_RETENTION_DAYS: '1' }, { leadRetentionDays: 1 }],
+      [{ LEAD_RETENTION_DAYS: '730' }, { leadRetentionDays: 730 }],
     ] as [Env, object][])('%j', (env, expected) => {
       expect(loadConfig(env)).toMatchObject(expected);
     });
@@ -288,6 +293,7 @@ describe('loadConfig', () => {
       ['CLIENT_SECRET_GRACE', ['-1', '2592001', '24h', '1.5']],
       ['EXPORT_MAX_CONCURRENT', ['0', '65', '-1', '2.5', 'two']],
       ['EXPORT_PAGE_SIZE', ['0', '10001', '1e3', '-1']],
+      ['LEAD_RETENTION_DAYS', ['0', '-1', '1.5', '30d', '36501', 'forever']],
     ])('%s refuses %j', (variable, values) => {
       for (const value of values) expectRefused(variable, value);
     });

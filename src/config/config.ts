@@ -71,6 +71,11 @@ export interface AppConfig {
   /** Leads an export reads per query (one short keyset query per page, no transaction across pages). */
   exportPageSize: number;
   apiDeprecations: ApiDeprecation[];
+  /**
+   * Leads older than this many days are erased, with what refers to them (docs/decisions/0029-data-subject-requests.md);
+   * null keeps them forever.
+   */
+  leadRetentionDays: number | null;
   webhooks: WebhookConfig;
   /**
    * The 32-byte key that seals stored secrets (signing keys, webhook secrets). Unset: on SQLite a key file in DATA_DIR;
@@ -164,6 +169,7 @@ export function loadConfig(env: Env = process.env, stdoutIsTerminal = process.st
     exportMaxConcurrent: parseInteger('EXPORT_MAX_CONCURRENT', value('EXPORT_MAX_CONCURRENT'), 2, 1, 64),
     exportPageSize: parseInteger('EXPORT_PAGE_SIZE', value('EXPORT_PAGE_SIZE'), 500, 1, 10000),
     apiDeprecations: parseDeprecations(value('API_DEPRECATIONS')),
+    leadRetentionDays: value('LEAD_RETENTION_DAYS') === undefined ? null : parseInteger('LEAD_RETENTION_DAYS', value('LEAD_RETENTION_DAYS'), 0, 1, 36_500),
     webhooks: Object.freeze({
       retrySchedule: parseDurations('WEBHOOK_RETRY_SCHEDULE', value('WEBHOOK_RETRY_SCHEDULE') ?? '5s,5m,30m,2h,5h,10h,10h'),
       timeoutMs: parseDuration('WEBHOOK_TIMEOUT', value('WEBHOOK_TIMEOUT') ?? '15s', 100, 60_000),

@@ -20,6 +20,7 @@ export function docsLayout(title: string, bodyHtml: string): string {
 <a href="/docs/agents">Agents</a>
 <a href="/docs/operators">Operators</a>
 <a href="/docs/webhooks">Webhooks</a>
+<a href="/docs/privacy">Privacy</a>
 <a href="/docs/errors">Errors</a>
 <a href="/docs/api-versioning">Versioning</a>
 <a href="/docs/openapi-leads.json">OpenAPI</a>

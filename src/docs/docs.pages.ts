@@ -122,7 +122,7 @@ tokens carry the scopes the client was created with:
 | \`leads:export\` | export leads as CSV or JSON Lines |
 | \`leads:write\` | send leads, at the operator rate-limit tier (the CLI's \`leads import\` while logged in) |
 | \`webhooks:manage\` | manage webhook endpoints, which receive every new lead ([webhooks]({base_url}/docs/webhooks)) |
-| \`leads:erase\` | reserved for data-subject requests |
+| \`leads:erase\` | data-subject requests: erasure and revocation of consent ([privacy]({base_url}/docs/privacy)) |
 
 The shell blocks below run in order in one shell; they use \`jq\` to take values out of JSON answers.
 
@@ -226,6 +226,8 @@ least once. Endpoints are managed with an operator token that grants \`webhooks:
 | \`type\` | sent | \`data\` |
 |---|---|---|
 | \`lead.received\` | once per stored lead, to every enabled endpoint subscribed to it | the lead, exactly as \`GET /api/v1/leads/{id}\` shows it |
+| \`lead.erased\` | when leads are erased, by a data-subject request or the retention period ([privacy]({base_url}/docs/privacy)): erase your copies | \`{"lead_ids": […], "reason": "data_subject_request"}\` (or \`"retention"\`) |
+| \`consent.revoked\` | when a person revokes consent to communications: stop sending them marketing | \`{"lead_ids": […], "category": "communications", "revoked_at": "…"}\` |
 | \`webhook.test\` | by \`POST /api/v1/webhooks/{id}/test\`, to that endpoint alone | \`{"endpoint_id": "…"}\` |
 
 An endpoint subscribes with \`events\` (\`["lead.received"]\`; without it, every event type). It receives the messages of
@@ -474,6 +476,89 @@ database, and the instance that stores a lead starts its delivery at once. The s
 \`WEBHOOK_CONCURRENCY\`, \`WEBHOOK_ENDPOINT_CONCURRENCY\`, \`WEBHOOK_POLL_INTERVAL\`, \`WEBHOOK_MAX_ENDPOINTS\`) are in the
 README's configuration table. \`GET /api/v1/health\` reports the backlog (\`webhooks.pending\` and
 \`webhooks.oldest_pending_age_seconds\`).
+`,
+  },
+  {
+    slug: 'privacy',
+    title: 'Privacy: what is stored, why, for how long, and the rights of the people it concerns',
+    summary: 'What the service stores about a person and why (LGPD), for how long, and how access, erasure and revocation of consent are carried out.',
+    markdown: `
+# Privacy: what is stored, why, for how long, and the rights of the people it concerns
+
+The service keeps the leads people send through the company's site, agents and operators. This page says what it stores,
+on which legal basis (Lei Geral de Proteção de Dados, LGPD, Lei 13.709/2018), for how long, and how the company answers
+the requests of the people those leads are about. Why it works this way: decision 0029
+(\`docs/decisions/0029-data-subject-requests.md\`).
+
+## What is stored
+
+| Data | Where | Notes |
+|---|---|---|
+| The lead's fields: \`nome\`, \`email\`, \`telefone\` (and its E.164 form), \`empresa\`, \`mensagem\`, \`origem\` | \`leads\` | as sent, normalised; the address also case-folded, to find a person's leads |
+| Legal bases (\`legal_bases\`) with their evidence | \`leads\` | for each: category, type, status, when and through which channel it was recorded, the fingerprint of the wording shown, and \`revoked_at\` |
+| The consent wordings | \`consent_texts\` | each distinct wording once, named by its SHA-256, however many leads show it |
+| Attribution (\`context\`) | \`leads\` | page URL and title, referrer, UTM parameters, click ids; URLs without query strings |
+| Who sent it | \`leads\` | the channel (api, form, mcp, cli), the agent registration or operator client |
+| Each lead as a webhook message, and the log of its deliveries | \`webhook_messages\`, \`webhook_attempts\` | the receivers' answers are kept (the first 4 KiB) |
+| Idempotency keys | \`idempotency_keys\` | a fingerprint of the body, the lead id and the receipt |
+| Agent registrations | \`agent_registrations\` | the contacts and verified address an agent gave |
+| The audit of each data-subject request | \`data_subject_requests\` | no personal data: see below |
+
+## Why
+
+A lead is stored on the basis the form or caller states in \`legal_bases\`: consent (LGPD Art. 7 I and Art. 8) for
+communications, or another basis of Art. 7 for processing (legitimate interest, Art. 7 IX and Art. 10; a contract,
+Art. 7 V). Art. 8 §2 puts the burden of proving consent on the controller: that is why each consent entry records when,
+through which channel and with which exact wording it was given, and why the wording is kept as it was shown.
+
+## For how long
+
+| What | How long |
+|---|---|
+| Leads | until erased, or \`LEAD_RETENTION_DAYS\` days when set (unset: kept until a request erases them). Every instance erases the expired ones at start and hourly, in batches, with everything that refers to them, and sends \`lead.erased\` with \`reason: retention\` |
+| Idempotency keys | 24 hours |
+| Webhook messages and their log | \`WEBHOOK_RETENTION\` (30 days by default), and never longer than their lead |
+| Audit of data-subject requests | kept: it holds no personal data |
+
+## The rights of Art. 18, and how they are exercised
+
+The company's operators carry out the requests for the person, once they have confirmed who is asking. Each request
+names the person by the e-mail address their leads carry, matched whatever its letter case. Each answers a receipt with
+the lead ids and counts, and leaves an audit record.
+
+| Right | Endpoint | Scope | CLI |
+|---|---|---|---|
+| Confirmation and access (II), portability (V) | \`POST /api/v1/data-subject-requests/access\` | \`leads:read\` | \`leads subject access <email>\` |
+| Erasure (IV, VI) | \`POST /api/v1/data-subject-requests/erasure\` | \`leads:erase\` | \`leads subject erase <email>\` |
+| Revocation of consent (IX; Art. 8 §5) | \`POST /api/v1/data-subject-requests/consent-revocation\` | \`leads:erase\` | \`leads subject revoke <email>\` |
+
+\`\`\`sh
+curl -s -X POST {base_url}/api/v1/data-subject-requests/access \\
+  -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \\
+  -d '{"email": "maria.souza@souzaefilhos.com.br"}'
+\`\`\`
+
+**Access** answers every lead of the person as the read API shows it (JSON, a portable format), and the consent
+wordings those leads name.
+
+**Erasure** deletes every lead of the person, in batches of 100, each one transaction with what refers to those leads:
+their webhook messages, deliveries (pending ones are cancelled: a delivery already under way may finish, and is not
+logged) and attempt logs; the consent wordings no other lead shows; the address in agent registrations. Each batch sends
+a \`lead.erased\` webhook (lead ids, \`reason: data_subject_request\`), so that the systems that received the leads erase
+them too. Endpoints that received \`lead.received\` before these events existed were subscribed to them.
+
+What an erasure keeps, with no personal data: the audit record (an HMAC-SHA256 of the case-folded address with a key
+kept in the database, the operator client, the time, counts and lead ids), the idempotency keys of the erased leads
+(key and caller scope, marked erased, for the rest of their 24 hours: a retry of the lead gets **410 \`lead_erased\`** and
+stores nothing), and the lead ids in the \`lead.erased\` messages.
+
+**Revocation** declines, from now on, the person's \`communications\` basis on every stored lead: a granted entry becomes
+\`declined\` with \`revoked_at\`; a lead without one gets a declined entry (\`channel: data_subject_request\`). A lead the
+person sends later states its own consent. When any lead changed, a \`consent.revoked\` webhook (lead ids, category,
+\`revoked_at\`) tells the receivers to stop.
+
+Errors are listed in [errors]({base_url}/docs/errors); webhooks in [webhooks]({base_url}/docs/webhooks); operator
+tokens in [operators]({base_url}/docs/operators).
 `,
   },
   {

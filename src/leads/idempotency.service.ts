@@ -48,6 +48,7 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
       fingerprint,
       leadId: uuidv7(),
       state: 'pending',
+      erased: false,
       responseBody: null,
       createdAt: now,
       expiresAt: new Date(now.getTime() + KEY_LIFETIME_MS),
@@ -59,6 +60,10 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
       if (existing) await this.keys.delete({ scope, key, leadId: existing.leadId });
       if (attempt < 2) return this.run(scope, key, fingerprint, work, attempt + 1);
       throw new AppError('idempotency_request_in_progress', 'Another request with this Idempotency-Key is being processed.');
+    }
+    // Before the fingerprint, which the erasure cleared: the lead must not come back by a retry.
+    if (existing.erased) {
+      throw new AppError('lead_erased', 'The lead this Idempotency-Key created was erased at the request of the person it concerned; it was not stored again.');
     }
     if (existing.fingerprint !== fingerprint) {
       throw new AppError('idempotency_key_reused', 'This Idempotency-Key was already used with a different body in the last 24 hours.');

@@ -146,6 +146,13 @@ export const ERROR_CATALOG = {
     hint: 'Delete an endpoint you no longer use (DELETE /api/v1/webhooks/{id}), or point one at a receiver that fans out.',
     description: 'There are already as many webhook endpoints as the service keeps (WEBHOOK_MAX_ENDPOINTS); this one was not created.',
   },
+  lead_erased: {
+    status: 410,
+    title: 'Lead erased',
+    hint: 'Do not send this lead again: the person asked for their data to be erased. A new submission needs a new Idempotency-Key and a new decision to collect it.',
+    description:
+      'The Idempotency-Key names a lead that was erased (a data-subject request or the retention period); the key is kept, without the data, for the rest of its 24 hours so that a retry does not store the lead again. Nothing was stored.',
+  },
   payload_too_large: {
     status: 413,
     title: 'Payload too large',

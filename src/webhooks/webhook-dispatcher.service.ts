@@ -107,6 +107,16 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnModuleDestro
     this.wakeUp?.();
   }
 
+  /**
+   * Drops claimed deliveries of these messages that have not started here (their lead was erased): the rows are gone,
+   * and the payload must not leave after the erasure. An attempt already under way finishes, and is not logged.
+   */
+  forget(messageIds: readonly string[]): void {
+    if (messageIds.length === 0 || this.waiting.length === 0) return;
+    const gone = new Set(messageIds);
+    for (let index = this.waiting.length - 1; index >= 0; index--) if (gone.has(this.waiting[index].messageId)) this.waiting.splice(index, 1);
+  }
+
   private async run(): Promise<void> {
     while (this.running) {
       try {

@@ -1,7 +1,10 @@
 import { createHmac, randomBytes } from 'node:crypto';
 
-/** The event types an endpoint can subscribe to; `webhook.test` goes only to the endpoint it was sent for. */
-export const EVENT_TYPES = ['lead.received'] as const;
+/**
+ * The event types an endpoint can subscribe to; `webhook.test` goes only to the endpoint it was sent for. `lead.erased`
+ * and `consent.revoked` carry lead ids, never personal data (docs/decisions/0029-data-subject-requests.md).
+ */
+export const EVENT_TYPES = ['lead.received', 'lead.erased', 'consent.revoked'] as const;
 export const TEST_EVENT = 'webhook.test';
 
 /** A message id, the `webhook-id` of every attempt: `msg_` and a UUIDv7's hex digits, so ids sort by time. */

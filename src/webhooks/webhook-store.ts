@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { Database, Statement } from 'better-sqlite3';
 import { DataSource } from 'typeorm';
 import { uuidv7 } from '../database/uuid-v7.js';
+import { messageId, messagePayload } from './webhook-events.js';
 
 /** One statement of a transaction: its result rows (RETURNING or SELECT) come back at the `yield`. */
 type Step = [sql: string, params: unknown[]];
@@ -312,6 +313,40 @@ export class WebhookStore {
         rows.flatMap(attemptRow),
       ];
     }
+  }
+
+  /**
+   * Removes what the outbox holds about these leads (their messages, deliveries and attempt logs), inside an erasure's
+   * transaction (docs/decisions/0029-data-subject-requests.md). Deliveries go first: on PostgreSQL a worker recording an
+   * attempt holds its delivery row, so the DELETE waits for that attempt's log row and the next statement removes it;
+   * a worker that comes after finds no delivery, and logs nothing (recordAttempts). A message being fanned out is locked
+   * by the fan-out; its DELETE waits, and takes the new deliveries with it (ON DELETE CASCADE).
+   */
+  *forgetLeads(leadIds: readonly string[]): Steps<{ messageIds: string[]; deliveries: number; attempts: number }> {
+    if (leadIds.length === 0) return { messageIds: [], deliveries: 0, attempts: 0 };
+    const messages = yield [`SELECT id FROM webhook_messages WHERE lead_id IN (${this.list(1, leadIds.length)})`, [...leadIds]];
+    const messageIds = messages.map((row) => row.id as string);
+    let deliveries = 0;
+    let attempts = 0;
+    for (let start = 0; start < messageIds.length; start += BATCH) {
+      const ids = messageIds.slice(start, start + BATCH);
+      const list = this.list(1, ids.length);
+      deliveries += (yield [`DELETE FROM webhook_deliveries WHERE message_id IN (${list}) RETURNING message_id`, ids]).length;
+      attempts += (yield [`DELETE FROM webhook_attempts WHERE message_id IN (${list}) RETURNING id`, ids]).length;
+      yield [`DELETE FROM webhook_messages WHERE id IN (${list})`, ids];
+    }
+    return { messageIds, deliveries, attempts };
+  }
+
+  /** Writes a message for every subscribed endpoint (no lead of its own: `lead_id` null), in the caller's transaction. */
+  *enqueue(type: string, data: unknown, now: number): Steps<string> {
+    const id = messageId(uuidv7(now));
+    const p = this.p.bind(this);
+    yield [
+      `INSERT INTO webhook_messages (id, event_type, payload, lead_id, endpoint_id, created_at, dispatched_at) VALUES (${p(1)}, ${p(2)}, ${p(3)}, NULL, NULL, ${p(4)}, NULL)`,
+      [id, type, messagePayload(type, new Date(now), data), now],
+    ];
+    return id;
   }
 
   /**

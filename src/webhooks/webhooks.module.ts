@@ -31,7 +31,8 @@ import { WebhooksService } from './webhooks.service.js';
         }),
     },
   ],
-  // The store answers health's backlog question.
-  exports: [WebhookStore],
+  // The store answers health's backlog question; erasure (src/data-subject/) removes a lead's messages through it, and
+  // wakes the dispatcher for the events it writes.
+  exports: [WebhookStore, WebhookDispatcher],
 })
 export class WebhooksModule {}

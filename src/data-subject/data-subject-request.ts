@@ -1,0 +1,27 @@
+import { escapePointer } from '../body/strict-json.js';
+import { fieldFailure, foldEmail, normaliseEmail } from '../leads/lead-rules.js';
+import { validationFailed } from '../problem/app-error.js';
+import type { FieldError } from '../problem/error-catalog.js';
+
+const DETAIL: Record<string, string> = {
+  required: 'email is required: the address of the person whose leads this request is about.',
+  invalid_type: 'email must be a string.',
+  invalid_characters: 'email contains control, bidirectional-override or other invisible characters that are not allowed.',
+  too_short: 'email must not be blank.',
+  too_long: 'email is longer than any address a lead may have.',
+  invalid_format: 'email must be an address as a lead would have it, like nome@empresa.com.br.',
+};
+
+/**
+ * The body of every data-subject request: `{"email"}` and nothing else, the address checked by the lead rules and
+ * returned case-folded as the leads' `email_folded` holds it.
+ */
+export function parseSubject(body: Record<string, unknown>): string {
+  const errors: FieldError[] = Object.keys(body)
+    .filter((key) => key !== 'email')
+    .map((key) => ({ pointer: `/${escapePointer(key)}`, code: 'unknown_field', detail: `${key} is not a member of a data-subject request.` }));
+  const failure = fieldFailure('email', body.email);
+  if (failure) errors.push({ pointer: '/email', code: failure, detail: DETAIL[failure] });
+  if (errors.length) throw validationFailed(errors);
+  return foldEmail(normaliseEmail(body.email as string));
+}

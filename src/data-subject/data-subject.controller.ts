@@ -1,0 +1,41 @@
+import { Controller, Header, HttpCode, Post, Req } from '@nestjs/common';
+import type { Request } from 'express';
+import { RequireScopes } from '../auth/bearer.guard.js';
+import { callerOf } from '../auth/caller.decorator.js';
+import { Consumes } from '../body/body.guard.js';
+import { RateLimit } from '../rate-limit/rate-limit.guard.js';
+import { DataSubjectService } from './data-subject.service.js';
+
+/** LGPD Art. 18 requests, made by an operator for the person (docs/decisions/0029-data-subject-requests.md). Personal data: no-store. */
+@Controller('api/v1/data-subject-requests')
+@RateLimit('api')
+export class DataSubjectController {
+  constructor(private readonly requests: DataSubjectService) {}
+
+  @Post('access')
+  @RequireScopes('leads:read')
+  @Header('Cache-Control', 'no-store')
+  @HttpCode(200)
+  @Consumes('application/json')
+  access(@Req() req: Request) {
+    return this.requests.access(req.body as Record<string, unknown>, callerOf(req));
+  }
+
+  @Post('erasure')
+  @RequireScopes('leads:erase')
+  @Header('Cache-Control', 'no-store')
+  @HttpCode(200)
+  @Consumes('application/json')
+  erase(@Req() req: Request) {
+    return this.requests.erase(req.body as Record<string, unknown>, callerOf(req));
+  }
+
+  @Post('consent-revocation')
+  @RequireScopes('leads:erase')
+  @Header('Cache-Control', 'no-store')
+  @HttpCode(200)
+  @Consumes('application/json')
+  revoke(@Req() req: Request) {
+    return this.requests.revoke(req.body as Record<string, unknown>, callerOf(req));
+  }
+}

@@ -1,0 +1,213 @@
+import { createHmac, randomBytes } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import type { Caller } from '../auth/caller.decorator.js';
+import { uuidv7 } from '../database/uuid-v7.js';
+import { LeadReader, LeadView, MAX_PAGE_SIZE } from '../leads/lead-reader.service.js';
+import type { LegalBasisView } from '../leads/legal-bases.js';
+import { Steps, WebhookStore } from '../webhooks/webhook-store.js';
+import { WebhookDispatcher } from '../webhooks/webhook-dispatcher.service.js';
+import { parseSubject } from './data-subject-request.js';
+import { addCounts, ERASURE_BATCH, ErasureCounts, LeadEraser, NIL_UUID, NO_ERASURE } from './lead-eraser.service.js';
+
+export type DataSubjectRequestType = 'access' | 'erasure' | 'consent_revocation';
+
+interface Receipt<Counts> {
+  request_id: string;
+  type: DataSubjectRequestType;
+  requested_at: string;
+  completed_at: string;
+  lead_ids: string[];
+  counts: Counts;
+}
+
+export interface AccessReceipt extends Receipt<{ leads: number; consent_texts: number }> {
+  leads: LeadView[];
+  consent_texts: { sha256: string; text: string }[];
+}
+
+export type ErasureReceipt = Receipt<ErasureCounts>;
+
+export interface RevocationReceipt extends Receipt<{ leads: number; revoked: number }> {
+  category: 'communications';
+  revoked_at: string;
+}
+
+/** The channel recorded on a `communications` entry that a revocation adds to a lead that had none. */
+const REVOCATION_CHANNEL = 'data_subject_request';
+const HMAC_KEY_PURPOSE = 'data_subject_hmac';
+
+/**
+ * Data-subject requests (LGPD Art. 18; docs/decisions/0029-data-subject-requests.md): access (a copy of every lead of
+ * the person, as the read API shows it, and the consent wordings they name), erasure (LeadEraser) and revocation of
+ * consent to communications. Each request leaves an audit row without personal data: an HMAC of the case-folded
+ * address with a key every instance shares, the operator client, the time, counts and lead ids.
+ */
+@Injectable()
+export class DataSubjectService {
+  private key?: Promise<Buffer>;
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly reader: LeadReader,
+    private readonly eraser: LeadEraser,
+    private readonly store: WebhookStore,
+    private readonly dispatcher: WebhookDispatcher,
+  ) {}
+
+  async access(body: Record<string, unknown>, caller: Caller): Promise<AccessReceipt> {
+    const email = parseSubject(body);
+    const requestedAt = Date.now();
+    const leads: LeadView[] = [];
+    // Keyset pages, each one short query, with the event loop free between them.
+    for (let page = await this.reader.rows({ email }, MAX_PAGE_SIZE); ;) {
+      leads.push(...page);
+      if (page.length < MAX_PAGE_SIZE) break;
+      const last = page[page.length - 1];
+      page = await this.reader.rows({ email }, MAX_PAGE_SIZE, { receivedAt: Date.parse(last.received_at), id: last.id });
+    }
+    const named = [...new Set(leads.flatMap((lead) => lead.legal_bases.map((basis) => basis.consent_text_sha256)).filter((sha) => sha !== null))].sort();
+    const consentTexts: { sha256: string; text: string }[] = [];
+    for (let start = 0; start < named.length; start += ERASURE_BATCH) {
+      const chunk = named.slice(start, start + ERASURE_BATCH);
+      consentTexts.push(
+        ...(await this.store.query<{ sha256: string; text: string }>(
+          `SELECT sha256, text FROM consent_texts WHERE sha256 IN (${this.store.list(1, chunk.length)}) ORDER BY sha256`,
+          chunk,
+        )),
+      );
+    }
+    const leadIds = leads.map((lead) => lead.id);
+    const receipt = await this.audit('access', email, caller, requestedAt, leadIds, { leads: leads.length, consent_texts: consentTexts.length });
+    return { ...receipt, leads, consent_texts: consentTexts.map(({ sha256, text }) => ({ sha256, text })) };
+  }
+
+  async erase(body: Record<string, unknown>, caller: Caller): Promise<ErasureReceipt> {
+    const email = parseSubject(body);
+    const requestedAt = Date.now();
+    const leadIds: string[] = [];
+    let counts = NO_ERASURE;
+    // One transaction per batch; the first also clears the address from agent registrations. Until a batch finds none.
+    for (let first = true; ; first = false) {
+      const batch = await this.eraser.eraseBatch({ emailFolded: email }, 'data_subject_request', first ? email : undefined);
+      leadIds.push(...batch.leadIds);
+      counts = addCounts(counts, batch.counts);
+      if (batch.leadIds.length === 0) break;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    return this.audit('erasure', email, caller, requestedAt, leadIds, counts);
+  }
+
+  async revoke(body: Record<string, unknown>, caller: Caller): Promise<RevocationReceipt> {
+    const email = parseSubject(body);
+    const requestedAt = Date.now();
+    const revokedAt = new Date(requestedAt).toISOString();
+    const leadIds: string[] = [];
+    let revoked = 0;
+    for (let after = NIL_UUID; ;) {
+      const batch = await this.store.transaction(() => this.revokeSteps(email, after, revokedAt, requestedAt));
+      leadIds.push(...batch.seen);
+      revoked += batch.changed;
+      if (batch.changed) this.dispatcher.wake();
+      if (batch.seen.length < ERASURE_BATCH) break;
+      after = batch.seen[batch.seen.length - 1];
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    const receipt = await this.audit('consent_revocation', email, caller, requestedAt, leadIds, { leads: leadIds.length, revoked });
+    return { ...receipt, category: 'communications', revoked_at: revokedAt };
+  }
+
+  /**
+   * One batch of the person's leads (by id, after `after`): every granted `communications` entry declined from now on,
+   * or a declined one added where there was none; `consent.revoked` with the ids of the leads that changed.
+   */
+  private *revokeSteps(email: string, after: string, revokedAt: string, now: number): Steps<{ seen: string[]; changed: number }> {
+    const p = this.store.p.bind(this.store);
+    const rows = yield [
+      `SELECT id, legal_bases FROM leads WHERE email_folded = ${p(1)} AND id > ${p(2)} ORDER BY id LIMIT ${ERASURE_BATCH}${this.store.postgres ? ' FOR UPDATE' : ''}`,
+      [email, after],
+    ];
+    const changed: string[] = [];
+    for (const row of rows) {
+      const bases = row.legal_bases === null ? [] : (JSON.parse(row.legal_bases as string) as LegalBasisView[]);
+      const next = revokeCommunications(bases, revokedAt);
+      if (next === bases) continue;
+      yield [`UPDATE leads SET legal_bases = ${p(1)} WHERE id = ${p(2)}`, [JSON.stringify(next), row.id]];
+      changed.push(row.id as string);
+    }
+    if (changed.length) yield* this.store.enqueue('consent.revoked', { lead_ids: changed, category: 'communications', revoked_at: revokedAt }, now);
+    return { seen: rows.map((row) => row.id as string), changed: changed.length };
+  }
+
+  private async audit<Counts>(
+    type: DataSubjectRequestType,
+    email: string,
+    caller: Caller,
+    requestedAt: number,
+    leadIds: string[],
+    counts: Counts,
+  ): Promise<Receipt<Counts>> {
+    const id = uuidv7(requestedAt);
+    const completedAt = Date.now();
+    const subject = createHmac('sha256', await this.hmacKey())
+      .update(email)
+      .digest('hex');
+    const p = this.store.p.bind(this.store);
+    await this.store.query(
+      `INSERT INTO data_subject_requests (id, type, subject_hmac, client_id, requested_at, completed_at, lead_ids, counts)
+        VALUES (${[1, 2, 3, 4, 5, 6, 7, 8].map(p).join(', ')})`,
+      [id, type, subject, caller.clientId, requestedAt, completedAt, JSON.stringify(leadIds), JSON.stringify(counts)],
+    );
+    return {
+      request_id: id,
+      type,
+      requested_at: new Date(requestedAt).toISOString(),
+      completed_at: new Date(completedAt).toISOString(),
+      lead_ids: leadIds,
+      counts,
+    };
+  }
+
+  /** The audit's HMAC key, shared by every instance through service_keys: made by the first that needs it. */
+  private hmacKey(): Promise<Buffer> {
+    this.key ??= this.loadKey().catch((error: unknown) => {
+      this.key = undefined;
+      throw error;
+    });
+    return this.key;
+  }
+
+  private async loadKey(): Promise<Buffer> {
+    const p = this.store.p.bind(this.store);
+    await this.store.query(`INSERT INTO service_keys (purpose, secret) VALUES (${p(1)}, ${p(2)}) ON CONFLICT (purpose) DO NOTHING`, [
+      HMAC_KEY_PURPOSE,
+      randomBytes(32).toString('base64url'),
+    ]);
+    const [row] = await this.store.query<{ secret: string }>(`SELECT secret FROM service_keys WHERE purpose = ${p(1)}`, [HMAC_KEY_PURPOSE]);
+    return Buffer.from(row.secret, 'base64url');
+  }
+}
+
+/** The legal bases after a revocation of consent to communications; the same array when nothing changes. */
+export function revokeCommunications(bases: LegalBasisView[], revokedAt: string): LegalBasisView[] {
+  const communications = bases.filter((basis) => basis.category === 'communications');
+  if (communications.length === 0) {
+    return [
+      ...bases,
+      {
+        category: 'communications',
+        type: 'consent',
+        status: 'declined',
+        recorded_at: revokedAt,
+        channel: REVOCATION_CHANNEL,
+        consent_text_sha256: null,
+        revoked_at: revokedAt,
+      },
+    ];
+  }
+  if (!communications.some((basis) => basis.status === 'granted')) return bases;
+  return bases.map((basis) =>
+    basis.category === 'communications' && basis.status === 'granted' ? { ...basis, status: 'declined', revoked_at: revokedAt } : basis,
+  );
+}

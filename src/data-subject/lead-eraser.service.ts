@@ -1,0 +1,148 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata.js';
+import { Lead } from '../leads/lead.entity.js';
+import { foldEmail } from '../leads/lead-rules.js';
+import { WebhookDispatcher } from '../webhooks/webhook-dispatcher.service.js';
+import { Steps, WebhookStore } from '../webhooks/webhook-store.js';
+
+/** Leads erased per transaction: one person's leads are usually one batch; retention takes the expired ones in these steps. */
+export const ERASURE_BATCH = 100;
+
+export type ErasureReason = 'data_subject_request' | 'retention';
+
+/** Which leads: one person's (the case-folded address), or those received before a time. */
+export type ErasureSelection = { emailFolded: string } | { receivedBefore: Date };
+
+export interface ErasureCounts {
+  leads: number;
+  webhook_messages: number;
+  webhook_deliveries: number;
+  webhook_attempts: number;
+  consent_texts: number;
+  idempotency_keys: number;
+  agent_registrations: number;
+}
+
+export interface ErasedBatch {
+  leadIds: string[];
+  counts: ErasureCounts;
+}
+
+/** What an erased idempotency key holds for its lead: no lead (the column is a NOT NULL uuid on PostgreSQL). */
+export const NIL_UUID = '00000000-0000-0000-0000-000000000000';
+
+export const NO_ERASURE: ErasureCounts = {
+  leads: 0,
+  webhook_messages: 0,
+  webhook_deliveries: 0,
+  webhook_attempts: 0,
+  consent_texts: 0,
+  idempotency_keys: 0,
+  agent_registrations: 0,
+};
+
+export function addCounts(a: ErasureCounts, b: ErasureCounts): ErasureCounts {
+  return Object.fromEntries(Object.entries(a).map(([name, n]) => [name, n + b[name as keyof ErasureCounts]])) as unknown as ErasureCounts;
+}
+
+/**
+ * The one erasure path, for data-subject requests and retention alike (docs/decisions/0029-data-subject-requests.md):
+ * a batch of leads and everything that refers to them, in one transaction, with the `lead.erased` event in the same
+ * transaction. On PostgreSQL the batch's leads are locked first: retention skips those another instance holds (SKIP
+ * LOCKED, so instances take disjoint batches); a request waits for them, so that its answer counts every lead.
+ */
+@Injectable()
+export class LeadEraser {
+  private readonly receivedAt: ColumnMetadata;
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly store: WebhookStore,
+    private readonly dispatcher: WebhookDispatcher,
+  ) {
+    this.receivedAt = dataSource.getMetadata(Lead).findColumnWithPropertyName('receivedAt')!;
+  }
+
+  /**
+   * Erases up to ERASURE_BATCH leads of the selection; with `registrationsOf`, also clears that address (case-folded)
+   * from agent registrations. Returns what it removed; no lead left means the selection is done.
+   */
+  async eraseBatch(selection: ErasureSelection, reason: ErasureReason, registrationsOf?: string): Promise<ErasedBatch> {
+    const now = Date.now();
+    const cutoff = 'receivedBefore' in selection ? this.dataSource.driver.preparePersistentValue(selection.receivedBefore, this.receivedAt) : undefined;
+    const result = await this.store.transaction(() => this.batchSteps(selection, cutoff, reason, now, registrationsOf));
+    this.dispatcher.forget(result.messageIds);
+    if (result.leadIds.length) this.dispatcher.wake();
+    return { leadIds: result.leadIds, counts: result.counts };
+  }
+
+  private *batchSteps(
+    selection: ErasureSelection,
+    cutoff: unknown,
+    reason: ErasureReason,
+    now: number,
+    registrationsOf: string | undefined,
+  ): Steps<ErasedBatch & { messageIds: string[] }> {
+    const store = this.store;
+    const p = store.p.bind(store);
+    const lock = store.postgres ? ('emailFolded' in selection ? ' FOR UPDATE' : ' FOR UPDATE SKIP LOCKED') : '';
+    const leads =
+      'emailFolded' in selection
+        ? yield [`SELECT id, consent_text_sha256 FROM leads WHERE email_folded = ${p(1)} LIMIT ${ERASURE_BATCH}${lock}`, [selection.emailFolded]]
+        : yield [`SELECT id, consent_text_sha256 FROM leads WHERE received_at < ${p(1)} ORDER BY received_at LIMIT ${ERASURE_BATCH}${lock}`, [cutoff]];
+    const counts = { ...NO_ERASURE };
+    if (registrationsOf !== undefined) counts.agent_registrations = yield* this.clearRegistrations(registrationsOf);
+    const leadIds = leads.map((row) => row.id as string);
+    if (leadIds.length === 0) return { leadIds, counts, messageIds: [] };
+
+    const outbox = yield* store.forgetLeads(leadIds);
+    counts.webhook_messages = outbox.messageIds.length;
+    counts.webhook_deliveries = outbox.deliveries;
+    counts.webhook_attempts = outbox.attempts;
+    const list = store.list(1, leadIds.length);
+    // Key and scope stay, marked: a retry with the key gets 410 lead_erased rather than storing the lead again.
+    counts.idempotency_keys = (yield [
+      // Parameters in the order they appear: SQLite's ? placeholders are positional.
+      `UPDATE idempotency_keys SET erased = true, fingerprint = '', lead_id = ${p(1)}, response_body = NULL, state = 'done'
+        WHERE lead_id IN (${store.list(2, leadIds.length)}) RETURNING key`,
+      [NIL_UUID, ...leadIds],
+    ]).length;
+    counts.leads = (yield [`DELETE FROM leads WHERE id IN (${list}) RETURNING id`, leadIds]).length;
+    // A wording goes with the last lead that names it (sorted, so that two erasures lock shared rows in one order).
+    const wordings = [...new Set(leads.map((row) => row.consent_text_sha256 as string | null).filter((sha): sha is string => sha !== null))].sort();
+    if (wordings.length) {
+      counts.consent_texts = (yield [
+        `DELETE FROM consent_texts WHERE sha256 IN (${store.list(1, wordings.length)})
+          AND NOT EXISTS (SELECT 1 FROM leads l WHERE l.consent_text_sha256 = consent_texts.sha256) RETURNING sha256`,
+        wordings,
+      ]).length;
+    }
+    yield* store.enqueue('lead.erased', { lead_ids: leadIds, reason }, now);
+    return { leadIds, counts, messageIds: outbox.messageIds };
+  }
+
+  /**
+   * Removes the address from agent registrations: from `contacts` (entries equal once case-folded), and `email` when it
+   * is that address. Registrations are few next to leads, and their addresses are not folded when stored, so they are
+   * compared here rather than by an index.
+   */
+  private *clearRegistrations(emailFolded: string): Steps<number> {
+    const p = this.store.p.bind(this.store);
+    const rows = yield ['SELECT id, contacts, email FROM agent_registrations WHERE contacts IS NOT NULL OR email IS NOT NULL', []];
+    let changed = 0;
+    for (const row of rows) {
+      const contacts = row.contacts === null ? null : (JSON.parse(row.contacts as string) as unknown[]);
+      const kept = contacts?.filter((contact) => typeof contact !== 'string' || foldEmail(contact.trim()) !== emailFolded) ?? null;
+      const emailMatches = typeof row.email === 'string' && foldEmail(row.email.trim()) === emailFolded;
+      if (!emailMatches && kept?.length === contacts?.length) continue;
+      yield [
+        `UPDATE agent_registrations SET contacts = ${p(1)}, email = ${p(2)} WHERE id = ${p(3)}`,
+        [kept === null || kept.length === 0 ? null : JSON.stringify(kept), emailMatches ? null : row.email, row.id],
+      ];
+      changed++;
+    }
+    return changed;
+  }
+}

@@ -1,0 +1,329 @@
+import { getRepositoryToken } from '@nestjs/typeorm';
+import type { Response } from 'supertest';
+import type { Repository } from 'typeorm';
+import { LeadRetention } from '../src/data-subject/lead-retention.service.js';
+import { uuidv7 } from '../src/database/uuid-v7.js';
+import { AgentRegistration } from '../src/identity/agent-registration.entity.js';
+import { Lead } from '../src/leads/lead.entity.js';
+import { expectContract } from './support/contract.js';
+import { operatorToken } from './support/operator-token.js';
+import { storedLead } from './support/stored-leads.js';
+import { freshDatabase, ON_POSTGRES, startTestApp, TestApp } from './support/test-app.js';
+import { WebhookReceiver } from './support/webhook-receiver.js';
+
+/**
+ * Data-subject requests and retention (docs/decisions/0029-data-subject-requests.md): access, erasure and revocation of
+ * consent, their refusals, erasure proven by reading every table, a delivery under way, the idempotency 410, the audit
+ * without personal data, and retention on one instance and on two at once. Every response is checked against the contract.
+ */
+
+const BASE = 'http://leads.test';
+const FAST = { WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_SCHEDULE: '300ms,300ms,300ms', WEBHOOK_POLL_INTERVAL: '20ms', WEBHOOK_TIMEOUT: '2s' };
+const GRANTED = [{ category: 'communications', type: 'consent', status: 'granted' }];
+
+function expectProblem(res: Response, status: number, code: string): void {
+  expect([res.status, res.body.code]).toEqual([status, code]);
+  expect(res.headers['content-type']).toBe('application/problem+json; charset=utf-8');
+  expect(res.body).toMatchObject({ status, type: `${BASE}/docs/errors#${code}` });
+}
+
+async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+/** Every row of every table, as lower-cased JSON per table. */
+async function everyTable(t: TestApp): Promise<Record<string, string>> {
+  const tables = (
+    (await t.dataSource.query(
+      ON_POSTGRES
+        ? "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'"
+        : "SELECT name FROM sqlite_master WHERE type = 'table'",
+    )) as { name: string }[]
+  ).map((row) => row.name);
+  const dump: Record<string, string> = {};
+  for (const table of tables) dump[table] = JSON.stringify(await t.dataSource.query(`SELECT * FROM "${table}"`)).toLowerCase();
+  return dump;
+}
+
+function tablesHolding(dump: Record<string, string>, needles: string[]): string[] {
+  return Object.entries(dump)
+    .filter(([, text]) => needles.some((needle) => text.includes(needle.toLowerCase())))
+    .map(([table]) => table);
+}
+
+describe('data-subject requests', () => {
+  let t: TestApp;
+  let reader: string;
+  let eraser: string;
+  let manager: string;
+
+  const call = (path: string, body: unknown, token: string | null) => {
+    let req = t.http.post(`/api/v1/data-subject-requests/${path}`);
+    if (token !== null) req = req.set('Authorization', `Bearer ${token}`);
+    return req.send(body as object).then(expectContract);
+  };
+  const lead = async (body: Record<string, unknown>, key?: string) => {
+    let req = t.http.post('/api/v1/lead');
+    if (key) req = req.set('Idempotency-Key', key);
+    const res = await req.send(body).then(expectContract);
+    expect(res.status).toBe(201);
+    return res.body.id as string;
+  };
+  const messages = async (type: string) =>
+    ((await t.dataSource.query(`SELECT payload FROM webhook_messages WHERE event_type = '${type}' ORDER BY id`)) as { payload: string }[]).map(
+      (row) => JSON.parse(row.payload) as { type: string; data: Record<string, unknown> },
+    );
+
+  beforeAll(async () => {
+    t = await startTestApp(FAST);
+    reader = await operatorToken(t, 'leads:read');
+    eraser = await operatorToken(t, 'leads:erase', 'op_privacy');
+    manager = await operatorToken(t, 'webhooks:manage');
+  });
+  afterAll(() => t.close());
+
+  describe('refusals', () => {
+    it.each(['access', 'erasure', 'consent-revocation'])('%s: 401 without a token, 403 without its scope', async (path) => {
+      const anonymous = await call(path, { email: 'a@example.com' }, null);
+      expectProblem(anonymous, 401, 'authentication_required');
+      const scope = path === 'access' ? 'leads:read' : 'leads:erase';
+      expect(anonymous.headers['www-authenticate']).toContain(`scope="${scope}"`);
+      const forbidden = await call(path, { email: 'a@example.com' }, path === 'access' ? eraser : reader);
+      expectProblem(forbidden, 403, 'insufficient_scope');
+    });
+
+    it.each(['access', 'erasure', 'consent-revocation'])('%s: 422 for a bad or missing address and for unknown members, 400 for a non-object', async (path) => {
+      const token = path === 'access' ? reader : eraser;
+      const bad = await call(path, { email: 'not an address', nome: 'x' }, token);
+      expectProblem(bad, 422, 'validation_failed');
+      expect(bad.body.errors.map((e: { pointer: string; code: string }) => [e.pointer, e.code])).toEqual([
+        ['/nome', 'unknown_field'],
+        ['/email', 'invalid_format'],
+      ]);
+      expect((await call(path, {}, token)).body.errors).toEqual([{ pointer: '/email', code: 'required', detail: expect.any(String) }]);
+      expect((await call(path, { email: 42 }, token)).body.errors[0]).toMatchObject({ pointer: '/email', code: 'invalid_type' });
+      expectProblem(await call(path, ['a@example.com'], token), 400, 'body_not_object');
+    });
+  });
+
+  it('access returns exactly that person’s leads, case-folded, with the wordings they name, and audits it without the address', async () => {
+    const wording = `Aceito comunicações (acesso ${uuidv7()}).`;
+    const first = await lead({ nome: 'Acesso Um', email: 'Acesso.Pessoa@Example.com', legal_bases: GRANTED, consent_text: wording });
+    const second = await lead({ nome: 'Acesso Dois', email: 'acesso.pessoa@EXAMPLE.com' });
+    await lead({ nome: 'Outra Pessoa', email: 'outra.acesso@example.com' });
+    const res = await call('access', { email: '  ACESSO.PESSOA@example.COM ' }, reader);
+    expect(res.status).toBe(200);
+    expect(res.headers['cache-control']).toBe('no-store');
+    expect(res.body).toMatchObject({ type: 'access', lead_ids: [second, first], counts: { leads: 2, consent_texts: 1 } });
+    for (const view of res.body.leads) {
+      const read = await t.http.get(`/api/v1/leads/${view.id}`).set('Authorization', `Bearer ${reader}`);
+      expect(view).toEqual(read.body);
+    }
+    expect(res.body.consent_texts).toEqual([{ sha256: res.body.leads[1].legal_bases[0].consent_text_sha256, text: wording }]);
+    const [audit] = await t.dataSource.query(`SELECT * FROM data_subject_requests WHERE id = '${res.body.request_id}'`);
+    expect(audit).toMatchObject({ type: 'access', subject_hmac: expect.stringMatching(/^[0-9a-f]{64}$/), lead_ids: JSON.stringify([second, first]) });
+    expect(JSON.stringify(audit).toLowerCase()).not.toContain('acesso.pessoa');
+  });
+
+  it('erasure removes the person from every table, keeps everyone else, cancels a pending delivery and tells receivers', async () => {
+    const receiver = await WebhookReceiver.start();
+    try {
+      // The receiver echoes what it got, so the attempt log holds the person's data until the erasure.
+      receiver.planned.push({ status: 500, body: 'got Zuleica Quixadá zuleica.q@example.org' });
+      const endpoint = await t.http.post('/api/v1/webhooks').set('Authorization', `Bearer ${manager}`).send({ url: receiver.url }).then(expectContract);
+      expect(endpoint.body.events).toEqual(['lead.received', 'lead.erased', 'consent.revoked']);
+      const shared = `Aceito comunicações (compartilhado ${uuidv7()}).`;
+      const own = `Aceito comunicações (só dela ${uuidv7()}).`;
+      const person = { nome: 'Zuleica Quixadá', telefone: '+55 (11) 97777-1234', legal_bases: GRANTED };
+      const ids = [
+        await lead({ ...person, email: 'Zuleica.Q@Example.org', consent_text: own }, 'dsr-key-1'),
+        await lead({ ...person, email: 'zuleica.q@example.org', consent_text: shared }),
+      ];
+      const other = await lead({ nome: 'Bento Ramalho', email: 'bento.r@example.org', legal_bases: GRANTED, consent_text: shared });
+      await t.app.get<Repository<AgentRegistration>>(getRepositoryToken(AgentRegistration)).insert({
+        id: uuidv7(),
+        type: 'identity_assertion',
+        clientName: 'agente',
+        contacts: JSON.stringify(['ZULEICA.Q@example.org', 'ops@example.net']),
+        email: 'zuleica.q@EXAMPLE.org',
+        scopes: 'leads:write',
+        claimTokenHash: 'x'.repeat(64),
+        claimTokenExpiresAt: new Date(),
+        createdAt: new Date(),
+        revokedAt: null,
+        registeredFrom: null,
+      });
+      // Three lead.received requests: the failed first one of the first lead, and the others; the first stays pending.
+      await receiver.waitFor(3);
+      await eventually(async () => ((await t.dataSource.query('SELECT 1 FROM webhook_attempts')) as unknown[]).length >= 3 || undefined);
+      const needles = ['zuleica', 'quixad', '97777-1234', '5511977771234', own];
+      expect(tablesHolding(await everyTable(t), needles).sort()).toEqual(
+        expect.arrayContaining(['agent_registrations', 'consent_texts', 'leads', 'webhook_attempts', 'webhook_messages']),
+      );
+
+      const erasedAt = Date.now();
+      const res = await call('erasure', { email: 'ZULEICA.Q@example.org' }, eraser);
+      expect(res.status).toBe(200);
+      expect(res.headers['cache-control']).toBe('no-store');
+      expect(res.body).toEqual({
+        request_id: expect.any(String),
+        type: 'erasure',
+        requested_at: expect.any(String),
+        completed_at: expect.any(String),
+        lead_ids: expect.arrayContaining(ids),
+        counts: {
+          leads: 2,
+          webhook_messages: 2,
+          webhook_deliveries: 2,
+          webhook_attempts: 2,
+          consent_texts: 1,
+          idempotency_keys: 1,
+          agent_registrations: 1,
+        },
+      });
+      expect(res.body.lead_ids).toHaveLength(2);
+
+      // Receivers learn of it; the pending delivery is never attempted again.
+      const erased = await eventually(async () => receiver.received.find((r) => JSON.parse(r.body).type === 'lead.erased'));
+      expect(JSON.parse(erased.body).data).toEqual({ lead_ids: expect.arrayContaining(ids), reason: 'data_subject_request' });
+      await new Promise((resolve) => setTimeout(resolve, 800));
+      const after = receiver.received.filter((r) => r.at >= erasedAt && JSON.parse(r.body).type === 'lead.received');
+      expect(after).toEqual([]);
+
+      const dump = await everyTable(t);
+      expect(tablesHolding(dump, needles)).toEqual([]);
+      expect(dump.leads).toContain('bento.r@example.org');
+      expect(dump.consent_texts).toContain(shared.toLowerCase());
+      expect(dump.agent_registrations).toContain('ops@example.net');
+      expect(dump.webhook_messages).toContain(other);
+
+      // The retry of an erased lead's key: 410, and nothing stored.
+      const leads = dump.leads;
+      const retry = await t.http
+        .post('/api/v1/lead')
+        .set('Idempotency-Key', 'dsr-key-1')
+        .send({ ...person, email: 'Zuleica.Q@Example.org', consent_text: own })
+        .then(expectContract);
+      expectProblem(retry, 410, 'lead_erased');
+      expect(JSON.stringify(await t.dataSource.query('SELECT * FROM leads')).toLowerCase()).toBe(leads);
+      const [key] = await t.dataSource.query("SELECT * FROM idempotency_keys WHERE key = 'dsr-key-1'");
+      expect(key).toMatchObject({ fingerprint: '', lead_id: '00000000-0000-0000-0000-000000000000', response_body: null });
+      expect(Boolean(key.erased)).toBe(true);
+
+      const [audit] = await t.dataSource.query(`SELECT * FROM data_subject_requests WHERE id = '${res.body.request_id}'`);
+      expect(audit).toMatchObject({ type: 'erasure', client_id: 'op_privacy' });
+      expect(JSON.parse(audit.lead_ids)).toEqual(res.body.lead_ids);
+
+      // Again: nothing left, and the answer says so.
+      const again = await call('erasure', { email: 'zuleica.q@example.org' }, eraser);
+      expect(again.body).toMatchObject({ lead_ids: [], counts: { leads: 0, agent_registrations: 0 } });
+    } finally {
+      await t.http
+        .delete(`/api/v1/webhooks/${(await t.http.get('/api/v1/webhooks').set('Authorization', `Bearer ${manager}`)).body.data[0]?.id}`)
+        .set('Authorization', `Bearer ${manager}`);
+      await receiver.close();
+    }
+  });
+
+  it('consent revocation declines communications on every stored lead; a later lead keeps its new grant', async () => {
+    const granted = await lead({
+      nome: 'Renata',
+      email: 'renata.r@example.com',
+      legal_bases: [...GRANTED, { category: 'data_processing', type: 'legitimate_interest', status: 'granted' }],
+    });
+    const none = await lead({ nome: 'Renata', email: 'Renata.R@example.com' });
+    const res = await call('consent-revocation', { email: 'renata.r@example.com' }, eraser);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ type: 'consent_revocation', category: 'communications', counts: { leads: 2, revoked: 2 } });
+    const revokedAt = res.body.revoked_at as string;
+    const view = async (id: string) => (await t.http.get(`/api/v1/leads/${id}`).set('Authorization', `Bearer ${reader}`)).body;
+    expect((await view(granted)).legal_bases).toEqual([
+      expect.objectContaining({ category: 'communications', type: 'consent', status: 'declined', revoked_at: revokedAt }),
+      expect.objectContaining({ category: 'data_processing', status: 'granted', revoked_at: null }),
+    ]);
+    expect((await view(none)).legal_bases).toEqual([
+      {
+        category: 'communications',
+        type: 'consent',
+        status: 'declined',
+        recorded_at: revokedAt,
+        channel: 'data_subject_request',
+        consent_text_sha256: null,
+        revoked_at: revokedAt,
+      },
+    ]);
+    const events = (await messages('consent.revoked')).filter((m) => m.data.revoked_at === revokedAt);
+    expect(events).toEqual([
+      {
+        type: 'consent.revoked',
+        timestamp: revokedAt,
+        data: { lead_ids: expect.arrayContaining([granted, none]), category: 'communications', revoked_at: revokedAt },
+      },
+    ]);
+
+    const later = await lead({ nome: 'Renata', email: 'renata.r@example.com', legal_bases: GRANTED });
+    expect((await view(later)).legal_bases[0]).toMatchObject({ status: 'granted', revoked_at: null });
+    const again = await call('consent-revocation', { email: 'renata.r@example.com' }, eraser);
+    expect(again.body.counts).toEqual({ leads: 3, revoked: 1 });
+  });
+});
+
+describe('lead retention', () => {
+  const DAY = 86_400_000;
+  const insertLeads = async (t: TestApp, count: number, receivedAt: Date, prefix: string) => {
+    const rows = Array.from({ length: count }, (_, i) => storedLead(i, { email: `${prefix}${i}@example.com`, receivedAt }));
+    const repo = t.app.get<Repository<Lead>>(getRepositoryToken(Lead));
+    for (let start = 0; start < rows.length; start += 50) await repo.insert(rows.slice(start, start + 50));
+    return rows.map((row) => row.id);
+  };
+  const erasedByRetention = async (t: TestApp) =>
+    ((await t.dataSource.query("SELECT payload FROM webhook_messages WHERE event_type = 'lead.erased'")) as { payload: string }[])
+      .map((row) => JSON.parse(row.payload).data as { lead_ids: string[]; reason: string })
+      .filter((data) => data.reason === 'retention');
+
+  it('erases only the leads older than LEAD_RETENTION_DAYS, in batches, and says so with lead.erased', async () => {
+    const t = await startTestApp({ LEAD_RETENTION_DAYS: '30', WEBHOOK_WORKER: 'false' });
+    try {
+      const old = await insertLeads(t, 250, new Date(Date.now() - 31 * DAY), 'old');
+      const fresh = await insertLeads(t, 3, new Date(Date.now() - 29 * DAY), 'fresh');
+      const counts = await t.app.get(LeadRetention).run();
+      expect(counts.leads).toBe(250);
+      const left = ((await t.dataSource.query('SELECT id FROM leads')) as { id: string }[]).map((row) => row.id).sort();
+      expect(left).toEqual([...fresh].sort());
+      const events = await erasedByRetention(t);
+      expect(events.length).toBe(3);
+      expect(events.flatMap((e) => e.lead_ids).sort()).toEqual([...old].sort());
+    } finally {
+      await t.close();
+    }
+  });
+
+  (ON_POSTGRES ? it : it.skip)('two instances at once erase disjoint batches, nothing twice, and all that expired', async () => {
+    const database = await freshDatabase();
+    const env = { LEAD_RETENTION_DAYS: '1', WEBHOOK_WORKER: 'false' };
+    const a = await startTestApp(env, database);
+    const b = await startTestApp(env, database);
+    try {
+      const old = await insertLeads(a, 1200, new Date(Date.now() - 2 * DAY), 'expired');
+      const [ca, cb] = await Promise.all([a.app.get(LeadRetention).run(), b.app.get(LeadRetention).run()]);
+      expect(ca.leads + cb.leads).toBe(1200);
+      expect(ca.leads).toBeGreaterThan(0);
+      expect(cb.leads).toBeGreaterThan(0);
+      const ids = (await erasedByRetention(a)).flatMap((e) => e.lead_ids);
+      expect(ids).toHaveLength(1200);
+      expect(new Set(ids).size).toBe(1200);
+      expect([...ids].sort()).toEqual([...old].sort());
+      expect(((await a.dataSource.query('SELECT COUNT(*) AS n FROM leads')) as { n: unknown }[])[0].n).toEqual(ON_POSTGRES ? '0' : 0);
+    } finally {
+      await a.close();
+      await b.close();
+      await database.drop();
+    }
+  });
+});
