@@ -23,7 +23,9 @@ export function parseStrictJson(text: string): StrictJsonResult {
 }
 
 interface Frame {
-  pointer: string;
+  /** Where the container is: its parent's frame and the key or index it holds it at (the root has neither). */
+  parent?: Frame;
+  at?: string;
   keys?: Set<string>; // objects only
   key?: string; // the object's current key
   index: number; // arrays only
@@ -54,12 +56,13 @@ function scanStructure(text: string): FieldError[] {
       i = end;
     } else if (c === '{' || c === '[') {
       const parent = stack[stack.length - 1];
-      const pointer = !parent ? '' : parent.keys ? keyPointer(parent, parent.key ?? '') : `${parent.pointer}/${parent.index}`;
+      // Where it is, kept unescaped: a pointer is built only for a finding, not escaped for every container.
+      const at = !parent ? undefined : parent.keys ? (parent.key ?? '') : String(parent.index);
       if (stack.length >= MAX_JSON_DEPTH) {
-        errors.push(nestingError(pointer));
+        errors.push(nestingError(parent ? `${pointerOf(parent)}/${parent.keys ? escapePointer(at!) : at}` : ''));
         break;
       }
-      stack.push(c === '{' ? { pointer, keys: new Set(), index: 0 } : { pointer, index: 0 });
+      stack.push(c === '{' ? { parent, at, keys: new Set(), index: 0 } : { parent, at, index: 0 });
     } else if (c === '}' || c === ']') {
       stack.pop();
     } else if (c === ',') {
@@ -82,7 +85,13 @@ function closingQuote(text: string, from: number): number {
 }
 
 function keyPointer(frame: Frame, key: string): string {
-  return `${frame.pointer}/${escapePointer(key)}`;
+  return `${pointerOf(frame)}/${escapePointer(key)}`;
+}
+
+/** The JSON Pointer of a container. */
+function pointerOf(frame: Frame): string {
+  if (!frame.parent) return '';
+  return `${pointerOf(frame.parent)}/${frame.parent.keys ? escapePointer(frame.at!) : frame.at}`;
 }
 
 function nextNonSpace(text: string, from: number): string | undefined {

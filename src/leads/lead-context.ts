@@ -37,7 +37,9 @@ export function contextValue(member: ContextMember, value: unknown): { value: st
   if (FORBIDDEN_CHARACTER.test(text)) return { failure: 'invalid_characters' };
   if (text === '' || !VISIBLE_CHARACTER.test(text)) return { failure: 'too_short' };
   const url = CONTEXT_URL_MEMBERS.has(member);
-  if (codePointLength(text) > (url ? CONTEXT_URL_MAX : CONTEXT_TEXT_MAX)) return { failure: 'too_long' };
+  const max = url ? CONTEXT_URL_MAX : CONTEXT_TEXT_MAX;
+  // A string has at least as many UTF-16 units as code points: only a longer one needs counting.
+  if (text.length > max && codePointLength(text) > max) return { failure: 'too_long' };
   if (!url) return { value: text.normalize('NFC') };
   let parsed: URL;
   try {

@@ -149,7 +149,9 @@ function checkConsentText(value: unknown, legalBases: LegalBasisInput[] | undefi
   if (FORBIDDEN_MULTILINE_CHARACTER.test(text))
     return fail('invalid_characters', 'consent_text contains control, bidirectional-override or other invisible characters that are not allowed.');
   if (text === '' || !VISIBLE_CHARACTER.test(text)) return fail('too_short', 'consent_text must not be blank.');
-  if (codePointLength(text) > CONSENT_TEXT_MAX) return fail('too_long', `consent_text must have at most ${CONSENT_TEXT_MAX} characters after trimming.`);
+  // A string has at least as many UTF-16 units as code points: only a longer one needs counting.
+  if (text.length > CONSENT_TEXT_MAX && codePointLength(text) > CONSENT_TEXT_MAX)
+    return fail('too_long', `consent_text must have at most ${CONSENT_TEXT_MAX} characters after trimming.`);
   if (legalBases && !legalBases.some((basis) => basis.type === 'consent')) {
     return fail('invalid_value', 'consent_text is the wording of a consent: send it with a legal_bases entry of type consent.');
   }
@@ -163,15 +165,14 @@ function checkContext(value: unknown, errors: FieldError[]): LeadContext | undef
   }
   const context: LeadContext = {};
   for (const key of Object.keys(value)) {
-    const pointer = `/context/${escapePointer(key)}`;
     if (!(CONTEXT_MEMBERS as readonly string[]).includes(key)) {
-      errors.push({ pointer, code: 'unknown_field', detail: `${key} is not a context member.` });
+      errors.push({ pointer: `/context/${escapePointer(key)}`, code: 'unknown_field', detail: `${key} is not a context member.` });
       continue;
     }
     const member = key as ContextMember;
     const result = contextValue(member, value[member]);
     if ('value' in result) context[member] = result.value;
-    else errors.push({ pointer, code: result.failure, detail: contextDetail(member, result.failure) });
+    else errors.push({ pointer: `/context/${member}`, code: result.failure, detail: contextDetail(member, result.failure) });
   }
   return context;
 }

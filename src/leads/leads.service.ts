@@ -71,7 +71,7 @@ export class LeadsService implements OnModuleInit {
       clientId: caller.clientId,
       channel,
       receivedAt,
-      legalBases: lead.legal_bases ? lead.legal_bases.map((basis) => evidenced(basis, receivedAt, channel, sha256)) : null,
+      legalBases: lead.legal_bases ? evidenced(lead.legal_bases, receivedAt.toISOString(), channel, sha256) : null,
       consentTextSha256: sha256,
       consentText: lead.consent_text,
       context: lead.context ?? null,
@@ -81,9 +81,17 @@ export class LeadsService implements OnModuleInit {
   }
 }
 
-/** The evidence of a basis: when and through which channel it came, and for a consent, which wording was shown. */
-function evidenced(basis: LegalBasisInput, at: Date, channel: LeadChannel, sha256: string | null): LegalBasisView {
-  return { ...basis, recorded_at: at.toISOString(), channel, consent_text_sha256: basis.type === 'consent' ? sha256 : null, revoked_at: null };
+/** The evidence of each basis: when and through which channel it came, and for a consent, which wording was shown. */
+function evidenced(bases: LegalBasisInput[], recordedAt: string, channel: LeadChannel, sha256: string | null): LegalBasisView[] {
+  return bases.map(({ category, type, status }) => ({
+    category,
+    type,
+    status,
+    recorded_at: recordedAt,
+    channel,
+    consent_text_sha256: type === 'consent' ? sha256 : null,
+    revoked_at: null,
+  }));
 }
 
 function receipt(id: string, receivedAt: Date): LeadReceipt {

@@ -34,7 +34,17 @@ export interface LegalBasisView extends LegalBasisInput {
   revoked_at: string | null;
 }
 
-/** The wording's fingerprint: SHA-256 of its UTF-8 bytes after trimming and NFC, in hex. */
+/** Wordings hashed lately: a form sends the same one with every lead. */
+const recent = new Map<string, string>();
+const RECENT_WORDINGS = 64;
+
+/** The wording's fingerprint: SHA-256 of its UTF-8 bytes (after trimming and NFC), in hex. */
 export function consentTextSha256(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
+  let sha = recent.get(text);
+  if (sha === undefined) {
+    sha = createHash('sha256').update(text).digest('hex');
+    if (recent.size >= RECENT_WORDINGS) recent.delete(recent.keys().next().value!);
+    recent.set(text, sha);
+  }
+  return sha;
 }
