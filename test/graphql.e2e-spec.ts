@@ -387,7 +387,8 @@ describe('GraphQL: POST /api/v1/graphql', () => {
       expect(Object.keys(ten)).toHaveLength(10);
       expect(await data(padded(MAX_QUERY_LENGTH))).toEqual({ health: { status: 'ok' } });
       expect(JSON.stringify(await data(directives(10))).match(/":"|":\d|":(true|false)/g)).toHaveLength(10);
-      expect(await data(`{ ${Array.from({ length: 10 }, (_, i) => `a${i}: docs { ${DOC_FIELDS} }`).join(' ')} }`)).toHaveProperty('a9');
+      // Ten copies of the docs list, without the pages' markdown: ten of that outgrow the answer-size limit as pages are added.
+      expect(await data(`{ ${Array.from({ length: 10 }, (_, i) => `a${i}: docs { slug title summary url }`).join(' ')} }`)).toHaveProperty('a9');
     });
 
     it('refuses a mutation even when the query also has a query operation, and never runs it', async () => {
