@@ -198,7 +198,7 @@ describe('docs', () => {
         json('{"nome": 1}'),
         json('{}', { 'Content-Type': 'text/plain' }),
         json('{"nome": "Ana", "email": "ana@exemplo.com"}', { 'Idempotency-Key': '""' }),
-        json(JSON.stringify({ mensagem: 'x'.repeat(20_000) })),
+        json(JSON.stringify({ mensagem: 'x'.repeat(40_000) })),
         t.http
           .post('/api/v1/lead')
           .set('Content-Type', 'application/json')

@@ -49,6 +49,7 @@ const STATEMENTS: Statement[] = [
   { fact: 'body limit', in: 'README', pattern: /reads\s+its body \(at most (\d+) KiB\)/g, values: [kib(BODY_LIMIT_BYTES)] },
   { fact: 'body limit', in: 'README', pattern: /bodies\s+over\s+(\d+) KiB\s+even\s+after\s+decompression/g, values: [kib(BODY_LIMIT_BYTES)] },
   { fact: 'body limit', in: 'README', pattern: /A\s+body\s+over\s+(\d+) KiB\s+is\s+refused/g, values: [kib(BODY_LIMIT_BYTES)] },
+  { fact: 'body limit', in: 'README', pattern: /The\s+body\s+limit\s+is\s+(\d+) KiB,\s+so\s+that\s+a\s+lead/g, values: [kib(BODY_LIMIT_BYTES)] },
   {
     fact: 'body limit, decoded and on the wire',
     in: 'README',
