@@ -24,7 +24,9 @@ const revoke = (t: TestApp, form: Record<string, string>) => t.http.post('/oauth
 const submit = (t: TestApp, token: string) =>
   t.http.post('/api/v1/lead').set('Authorization', `Bearer ${token}`).send({ nome: 'Ana', email: 'ana@exemplo.com' }).then(expectContract);
 const tokenRows = (t: TestApp, registrationId: string) =>
-  t.dataSource.query(sql('SELECT * FROM agent_refresh_tokens WHERE registration_id = $1 ORDER BY created_at'), [registrationId]) as Promise<Record<string, unknown>[]>;
+  t.dataSource.query(sql('SELECT * FROM agent_refresh_tokens WHERE registration_id = $1 ORDER BY created_at'), [registrationId]) as Promise<
+    Record<string, unknown>[]
+  >;
 const revokedAt = async (t: TestApp, id: string) =>
   ((await t.dataSource.query(sql('SELECT revoked_at FROM agent_registrations WHERE id = $1'), [id])) as { revoked_at: unknown }[])[0].revoked_at;
 
@@ -162,7 +164,6 @@ describe('agent refresh tokens without a grace period', () => {
     expect((await exchange(t, second.body.identity_assertion)).body.error).toBe('invalid_grant');
     expect((await submit(t, access)).status).toBe(401);
   });
-
 });
 
 describe('agent refresh tokens living 1 second', () => {

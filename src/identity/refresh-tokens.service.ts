@@ -88,9 +88,11 @@ export class RefreshTokens implements OnModuleInit, OnModuleDestroy {
    */
   private async storeSuccessor(refreshToken: string, registrationId: string, rotatedAt: Date): Promise<IssuedRefreshToken> {
     const expiresAt = new Date(rotatedAt.getTime() + this.ttlMs);
-    await this.tokens.insert({ tokenHash: refreshTokenHash(refreshToken), registrationId, createdAt: rotatedAt, expiresAt, rotatedAt: null }).catch((error: unknown) => {
-      if (!isUniqueViolation(error)) throw error;
-    });
+    await this.tokens
+      .insert({ tokenHash: refreshTokenHash(refreshToken), registrationId, createdAt: rotatedAt, expiresAt, rotatedAt: null })
+      .catch((error: unknown) => {
+        if (!isUniqueViolation(error)) throw error;
+      });
     return { refreshToken, expiresAt };
   }
 
