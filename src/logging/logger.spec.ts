@@ -56,7 +56,7 @@ describe('log redaction', () => {
     expect(out).toContain('https://hooks.example/visible');
     expect(out).toContain('at_visible');
     expect(JSON.parse(out)).toMatchObject({ webhook: { secret: '[redacted]', previous_secret: '[redacted]' }, key: { privateJwk: '[redacted]' } });
-    expect(out.match(/\[redacted\]/g)?.length).toBe(21);
+    expect(out.match(/\[redacted\]/g)?.length).toBe(23);
   });
 });
 
