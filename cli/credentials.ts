@@ -1,5 +1,5 @@
 // Stored agent registrations and operator logins, one of each per base URL, in the user's config folder (file mode 0600).
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 
@@ -11,6 +11,9 @@ export interface StoredRegistration {
   client_name?: string;
   identity_assertion: string;
   assertion_expires: string;
+  /** Renews the assertion for the same registration (one identity per installation); rotated at each use. */
+  refresh_token?: string;
+  refresh_token_expires?: string;
   claim_token?: string;
   access_token?: string;
   access_token_expires?: string;
@@ -40,11 +43,65 @@ export function configDir(env: NodeJS.ProcessEnv = process.env): string {
   return join(base, 'leads-cli');
 }
 
+/** A lock older than this is taken to be left by a process that died: a refresh is one request of at most 30 s. */
+const STALE_LOCK_MS = 60_000;
+const LOCK_POLL_MS = 50;
+
 export class CredentialStore {
   readonly file: string;
+  readonly lockFile: string;
 
   constructor(readonly dir: string) {
     this.file = join(dir, 'credentials.json');
+    this.lockFile = `${this.file}.lock`;
+  }
+
+  /**
+   * Runs `work` holding an exclusive lock beside the credentials file (created with `wx`, so one process at a time
+   * across every process of this user), so that two commands never spend one refresh token. A lock whose holder is
+   * gone (its process no longer exists on this host, or the lock is older than a minute) is taken over.
+   */
+  async withLock<T>(work: () => Promise<T>): Promise<T> {
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    const content = JSON.stringify({ pid: process.pid, at: new Date().toISOString() });
+    for (;;) {
+      try {
+        writeFileSync(this.lockFile, content, { flag: 'wx', mode: 0o600 });
+        break;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+        if (this.lockIsStale()) rmSync(this.lockFile, { force: true });
+        else await new Promise((resolve) => setTimeout(resolve, LOCK_POLL_MS));
+      }
+    }
+    try {
+      return await work();
+    } finally {
+      // Only our own lock is removed: one taken over from us as stale belongs to its new holder.
+      if (this.lockHolder() === content) rmSync(this.lockFile, { force: true });
+    }
+  }
+
+  private lockHolder(): string | undefined {
+    try {
+      return readFileSync(this.lockFile, 'utf8');
+    } catch {
+      return undefined;
+    }
+  }
+
+  private lockIsStale(): boolean {
+    try {
+      if (Date.now() - statSync(this.lockFile).mtimeMs > STALE_LOCK_MS) return true;
+      const { pid } = JSON.parse(this.lockHolder() ?? '{}') as { pid?: unknown };
+      if (typeof pid !== 'number' || pid === process.pid) return typeof pid !== 'number';
+      process.kill(pid, 0);
+      return false;
+    } catch (error) {
+      // ESRCH: no such process. EPERM: it exists (another user's). A lock being written reads as empty: not stale yet.
+      const code = (error as NodeJS.ErrnoException).code;
+      return code === 'ESRCH' || code === 'ENOENT';
+    }
   }
 
   private read(): CredentialsFile {

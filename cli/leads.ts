@@ -66,14 +66,17 @@ const HELP: Record<string, string> = {
   register:
     'Usage: leads register [--email <address>] [--name <client name>] [--json]\n\nPOST /api/v1/agent/identity: anonymous, or an identity assertion with a verified_email claim.\nStores the registration, its assertion and an access token; later commands send the token (agent quota).',
   token:
-    'Usage: leads token [--json]\n\nPrints a current access token: the stored one, renewed from the assertion within 60 s of expiry,\nre-registering when the assertion has expired. Needs `leads register` first (exit 3 otherwise).',
+    'Usage: leads token [--json]\n\nPrints a current access token: the stored one, renewed from the assertion within 60 s of expiry; an\nexpired assertion is refreshed with the stored refresh token (the same registration). Needs `leads register`\nfirst (exit 3 otherwise).',
   graphql: 'Usage: leads graphql <query> [--variables <json>] [--json]\n\nPOST /api/v1/graphql; prints `data` as JSON. Exit 2 when the answer has errors.',
   import: `Usage: leads import <file.csv|file.jsonl> [--concurrency N] [--dry-run] [--json]
 
-Sends each row to POST /api/v1/lead with Idempotency-Key import-<sha256 of the row>, so a rerun never
-duplicates (the key is scoped to the caller: rerun with the same login or registration, or anonymously from the
-same address). With an operator login (leads login, needs leads:write) rows are sent as that client, at the
-operator rate limit; otherwise with the agent registration (leads register), or anonymously.
+Sends each row to POST /api/v1/lead with Idempotency-Key import-<sha256 of the row>. The service keeps a key
+for 24 hours, per caller: a rerun within 24 hours as the same caller never stores a row twice. The same caller
+is the same operator login, or the same agent registration (kept across assertion expiry: the CLI refreshes it,
+never registers anew while it can be renewed), or no registration from the same address. After leads logout (or
+a registration that could no longer be renewed, which the CLI says) a rerun is a new caller and stores the rows
+again. With an operator login (leads login, needs leads:write) rows are sent as that client, at the operator
+rate limit; otherwise with the agent registration (leads register), or anonymously.
 The file is read as it is sent, in constant memory; at most --concurrency rows (default 8, at most 64) are in
 flight, and rows are reported in file order. --dry-run reads the whole file and reports the rows that cannot be
 read, sending nothing.
@@ -112,7 +115,7 @@ when the export is complete: a failed or interrupted export leaves no partial fi
 data goes to standard output. A progress line (rows, bytes) is shown on stderr when it is a terminal.
 ${FILTER_HELP}`,
   logout:
-    'Usage: leads logout [--json]\n\nForgets the operator login (its access token expires on its own within 15 minutes), revokes the stored\nagent registration (by its assertion, at /oauth2/revoke) and deletes the credentials.',
+    'Usage: leads logout [--json]\n\nForgets the operator login (its access token expires on its own within 15 minutes), revokes the stored\nagent registration with its refresh tokens (by its refresh token, at /oauth2/revoke) and deletes the\ncredentials. A later command registers a new identity: an import run again after it is a new caller, and\nstores again the rows it sent before.',
   webhooks: WEBHOOKS_HELP,
   subject: SUBJECT_HELP,
 };
@@ -449,7 +452,10 @@ const commands: Record<string, (ctx: Context) => Promise<number>> = {
       );
     } else {
       if (login) ctx.out(`logged out ${login.client_id} (operator login forgotten)`);
-      if (registration) ctx.out(`revoked ${registration.registration_id}; credentials deleted`);
+      if (registration) {
+        ctx.out(`revoked ${registration.registration_id} and its refresh tokens; credentials deleted`);
+        ctx.out('a later command registers a new identity: an import run again will be a new caller and store its rows again');
+      }
       if (!login && !registration) ctx.out('not registered with this service; nothing to do');
     }
     return EXIT.ok;

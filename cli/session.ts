@@ -1,4 +1,5 @@
-// Bearer tokens from the stored registration: reuse, renew from the assertion, re-register when it has expired.
+// Bearer tokens from the stored registration: reuse, renew from the assertion, refresh the assertion when it has expired
+// (the same registration, so the same idempotency scope), register again only when the identity cannot be renewed.
 import { CredentialStore, StoredRegistration } from './credentials.js';
 import { CliError, EXIT, Http, HttpResponse, RequestOptions, describeFailure, ensureOk } from './http.js';
 
@@ -11,6 +12,8 @@ export interface IdentityResponse {
   registration_type: 'anonymous' | 'identity_assertion';
   identity_assertion: string;
   assertion_expires: string;
+  refresh_token?: string;
+  refresh_token_expires?: string;
   claim_token?: string;
   [key: string]: unknown;
 }
@@ -23,6 +26,10 @@ export interface TokenResponse {
 }
 
 const fresh = (iso: string | undefined) => iso !== undefined && Date.parse(iso) - MARGIN_MS > Date.now();
+
+/** The refresh members of an answer, to store (an answer from a service without refresh tokens has none). */
+const refreshOf = (identity: IdentityResponse) =>
+  identity.refresh_token ? { refresh_token: identity.refresh_token, refresh_token_expires: identity.refresh_token_expires } : {};
 
 export class Session {
   /** The stored registration, read once per run (imports send many requests); undefined until read. */
@@ -67,9 +74,52 @@ export class Session {
       ...(input.name !== undefined ? { client_name: input.name } : {}),
       identity_assertion: identity.identity_assertion,
       assertion_expires: identity.assertion_expires,
+      ...refreshOf(identity),
       ...(identity.claim_token ? { claim_token: identity.claim_token } : {}),
     });
     return { identity, response };
+  }
+
+  /**
+   * A fresh assertion for the stored registration. Under the credentials file's lock, so that of several commands
+   * run at once one refreshes and the others read what it stored: a refresh token is spent by its use, and a spent
+   * one sent again (after the service's short grace period) revokes the registration.
+   */
+  private async refreshAssertion(stored: StoredRegistration): Promise<StoredRegistration> {
+    return this.store.withLock(async () => {
+      const current = this.store.get(this.http.baseUrl);
+      if (current?.registration_id === stored.registration_id && fresh(current.assertion_expires)) {
+        this.cached = { registration: current };
+        return current;
+      }
+      const latest = current?.registration_id === stored.registration_id ? current : stored;
+      if (latest.refresh_token && fresh(latest.refresh_token_expires)) {
+        this.log('identity assertion expired: refreshing it (same registration)');
+        const response = await this.http.request('/api/v1/agent/identity', { json: { type: 'refresh', refresh_token: latest.refresh_token } });
+        if (response.status === 200) {
+          const identity = response.body as IdentityResponse;
+          const { access_token: _token, access_token_expires: _expires, ...kept } = latest;
+          const refreshed: StoredRegistration = {
+            ...kept,
+            identity_assertion: identity.identity_assertion,
+            assertion_expires: identity.assertion_expires,
+            ...refreshOf(identity),
+          };
+          this.remember(refreshed);
+          return refreshed;
+        }
+        if (response.status !== 400) throw new CliError(describeFailure(response), response.status >= 500 ? EXIT.server : EXIT.auth, response);
+        process.stderr.write(
+          `warning: ${describeFailure(response)}\nthe identity ${latest.registration_id} cannot be renewed; registering a new one: this client is now a new caller, so rows imported before may be stored again\n`,
+        );
+      } else {
+        process.stderr.write(
+          `warning: the identity ${latest.registration_id} has no usable refresh token; registering a new one: this client is now a new caller, so rows imported before may be stored again\n`,
+        );
+      }
+      await this.register({ email: latest.email, name: latest.client_name });
+      return this.registration!;
+    });
   }
 
   /** A current access token, or undefined without a registration (anonymous). */
@@ -81,14 +131,13 @@ export class Session {
     return (await this.renewing).access_token!;
   }
 
-  /** Exchanges the assertion for a new access token; registers again (same type, name, e-mail) if the assertion has expired. */
+  /**
+   * Exchanges the assertion for a new access token; refreshes the assertion first if it has expired (registering again,
+   * same type, name and e-mail, only when the identity cannot be renewed).
+   */
   async renew(stored: StoredRegistration): Promise<StoredRegistration> {
     let current = stored;
-    if (!fresh(current.assertion_expires)) {
-      this.log('identity assertion expired: registering again');
-      await this.register({ email: current.email, name: current.client_name });
-      current = this.registration!;
-    }
+    if (!fresh(current.assertion_expires)) current = await this.refreshAssertion(current);
     this.log('renewing the access token from the stored assertion');
     const response = await this.http.request('/oauth2/token', { form: { grant_type: JWT_BEARER, assertion: current.identity_assertion } });
     if (response.status !== 200) {
@@ -100,13 +149,20 @@ export class Session {
       );
     }
     const token = response.body as TokenResponse;
-    const updated: StoredRegistration = {
-      ...current,
-      access_token: token.access_token,
-      access_token_expires: new Date(Date.now() + token.expires_in * 1000).toISOString(),
-    };
-    this.remember(updated);
-    return updated;
+    const issued = { access_token: token.access_token, access_token_expires: new Date(Date.now() + token.expires_in * 1000).toISOString() };
+    // Merged into what the file holds now, under its lock: another command may have refreshed meanwhile, and writing
+    // back the refresh token read before would bring a spent one back.
+    return this.store.withLock(async () => {
+      const onFile = this.store.get(this.http.baseUrl);
+      if (onFile?.registration_id !== current.registration_id) {
+        // Logged out or replaced meanwhile: this run finishes with its token, and stores nothing back.
+        this.cached = { registration: { ...current, ...issued } };
+        return this.cached.registration!;
+      }
+      const updated: StoredRegistration = { ...onFile, ...issued };
+      this.remember(updated);
+      return updated;
+    });
   }
 
   /**
@@ -125,11 +181,17 @@ export class Session {
     return this.http.request(path, withToken(renewed));
   }
 
-  /** Revokes the registration by its assertion and forgets it. */
+  /**
+   * Revokes the registration and forgets it: by its refresh token (RFC 7009, which also ends its refresh family), or by
+   * its assertion when it has no refresh token.
+   */
   async logout(): Promise<{ registration?: StoredRegistration; response?: HttpResponse }> {
     const stored = this.registration;
     if (!stored) return {};
-    const response = ensureOk(await this.http.request('/oauth2/revoke', { form: { token: stored.identity_assertion } }));
+    const form = stored.refresh_token
+      ? { token: stored.refresh_token, token_type_hint: 'refresh_token' }
+      : { token: stored.identity_assertion, token_type_hint: 'identity_assertion' };
+    const response = ensureOk(await this.store.withLock(() => this.http.request('/oauth2/revoke', { form })));
     this.remember(undefined);
     return { registration: stored, response };
   }

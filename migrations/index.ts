@@ -9,6 +9,7 @@ import { LeadReadColumns1764300000000 } from './1764300000000-lead-read-columns.
 import { Webhooks1764400000000 } from './1764400000000-webhooks.js';
 import { ConsentAndContext1764500000000 } from './1764500000000-consent-and-context.js';
 import { DataSubjectRequests1764600000000 } from './1764600000000-data-subject-requests.js';
+import { AgentRefreshTokens1764700000000 } from './1764700000000-agent-refresh-tokens.js';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -20,4 +21,5 @@ export const MIGRATIONS = [
   Webhooks1764400000000,
   ConsentAndContext1764500000000,
   DataSubjectRequests1764600000000,
+  AgentRefreshTokens1764700000000,
 ];

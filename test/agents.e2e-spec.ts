@@ -240,7 +240,7 @@ describe('agents: registration, token exchange, discovery and bearer authenticat
         service_documentation: `${BASE}/docs/agents`,
         agent_auth: {
           identity_endpoint: `${BASE}/api/v1/agent/identity`,
-          identity_types_supported: ['anonymous', 'identity_assertion'],
+          identity_types_supported: ['anonymous', 'identity_assertion', 'refresh'],
           identity_assertion: { assertion_types_supported: ['verified_email'] },
         },
       });
@@ -286,8 +286,19 @@ describe('agents: registration, token exchange, discovery and bearer authenticat
       expect(res.headers['content-type']).toBe(JSON_UTF8);
       expect(res.headers['cache-control']).toBe('no-store');
       expect(Object.keys(res.body).sort()).toEqual(
-        ['assertion_expires', 'claim_token', 'claim_token_expires', 'identity_assertion', 'registration_id', 'registration_type', 'scopes'].sort(),
+        [
+          'assertion_expires',
+          'claim_token',
+          'claim_token_expires',
+          'identity_assertion',
+          'refresh_token',
+          'refresh_token_expires',
+          'registration_id',
+          'registration_type',
+          'scopes',
+        ].sort(),
       );
+      expect(res.body.refresh_token).toMatch(/^rt_[A-Za-z0-9_-]{43}$/);
       expect(res.body).toMatchObject({ registration_type: type, scopes: ['leads:write'] });
       expect(res.body.registration_id).toMatch(/^reg_[A-Za-z0-9_-]{16,}$/);
       expect(res.body.claim_token).toMatch(/^clm_[A-Za-z0-9_-]{24,}$/);

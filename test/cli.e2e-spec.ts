@@ -288,10 +288,10 @@ describe('registration and tokens', () => {
     expect(bad.stderr).toContain('error: GRAPHQL_VALIDATION_FAILED');
   });
 
-  it('an expired assertion is replaced by registering again with the same type, name and e-mail', async () => {
+  it('an expired assertion is refreshed: the same registration, a rotated refresh token, no new registration', async () => {
     expect((await run(['register', '--email', 'ops@example.com', '--name', 'Mailer'])).code).toBe(0);
     const before = stored();
-    expect(before).toMatchObject({ registration_type: 'identity_assertion', email: 'ops@example.com' });
+    expect(before).toMatchObject({ registration_type: 'identity_assertion', email: 'ops@example.com', refresh_token: expect.stringMatching(/^rt_/) });
     editStored((entry) => {
       entry.assertion_expires = new Date(Date.now() - 1000).toISOString();
       delete entry.access_token;
@@ -299,14 +299,47 @@ describe('registration and tokens', () => {
     const result = await run(['token', '--verbose']);
     expect(result.code).toBe(0);
     expect(count(result.stderr, 'POST /api/v1/agent/identity -> 200')).toBe(1);
-    expect(stored()).toMatchObject({ registration_type: 'identity_assertion', email: 'ops@example.com', client_name: 'Mailer' });
-    expect(stored().registration_id).not.toBe(before.registration_id);
+    expect(result.stderr).not.toContain('warning');
+    expect(stored()).toMatchObject({ registration_id: before.registration_id, email: 'ops@example.com', client_name: 'Mailer' });
+    expect(stored().refresh_token).not.toBe(before.refresh_token);
+    expect(Date.parse(stored().assertion_expires)).toBeGreaterThan(Date.now() + 3_000_000);
+    expect(existsSync(`${credentialsFile()}.lock`)).toBe(false);
   });
 
-  it('logout revokes the registration and deletes the credentials; token then refuses', async () => {
-    const assertion = stored().identity_assertion;
+  it('commands run at once refresh once, under the lock; a lock left by a process that died is taken over', async () => {
+    const before = stored();
+    const age = () =>
+      editStored((entry) => {
+        entry.assertion_expires = new Date(Date.now() - 1000).toISOString();
+        delete entry.access_token;
+      });
+    age();
+    const runs = await Promise.all([run(['token', '--verbose']), run(['token', '--verbose']), run(['token', '--verbose'])]);
+    expect(runs.map((r) => r.code)).toEqual([0, 0, 0]);
+    expect(runs.reduce((n, r) => n + count(r.stderr, 'POST /api/v1/agent/identity -> 200'), 0)).toBe(1);
+    expect(stored().registration_id).toBe(before.registration_id);
+
+    age();
+    writeFileSync(`${credentialsFile()}.lock`, JSON.stringify({ pid: 2 ** 22 + 12345, at: new Date().toISOString() }));
+    const afterCrash = await run(['token', '--verbose']);
+    expect(afterCrash.code).toBe(0);
+    expect(count(afterCrash.stderr, 'POST /api/v1/agent/identity -> 200')).toBe(1);
+    expect(stored().registration_id).toBe(before.registration_id);
+    expect(existsSync(`${credentialsFile()}.lock`)).toBe(false);
+  });
+
+  it('logout revokes the registration and its refresh tokens, says a later import is a new caller, and deletes the credentials', async () => {
+    const { identity_assertion: assertion, refresh_token: refreshToken } = stored();
     const result = await run(['logout']);
-    expect(result).toMatchObject({ code: 0, stdout: expect.stringMatching(/^revoked reg_/) });
+    expect(result).toMatchObject({ code: 0, stdout: expect.stringMatching(/^revoked reg_\S+ and its refresh tokens; credentials deleted\n/) });
+    expect(result.stdout).toContain('an import run again will be a new caller');
+    const refreshed = await fetch(`${server.baseUrl}/api/v1/agent/identity`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ type: 'refresh', refresh_token: refreshToken }),
+    });
+    expect(refreshed.status).toBe(400);
+    expect(((await refreshed.json()) as { code: string }).code).toBe('invalid_refresh_token');
     expect(existsSync(credentialsFile())).toBe(false);
     const exchange = await fetch(`${server.baseUrl}/oauth2/token`, {
       method: 'POST',
@@ -352,6 +385,30 @@ describe('import', () => {
     expect(second.stdout).toContain('0 stored, 3 already stored (replayed), 2 failed');
     expect(second.stdout).toContain('failed rows: 2, 4');
     expect(await leadCount()).toBe(before + 3);
+  });
+
+  it('a rerun after the assertion expired stores nothing new: the registration is refreshed, not replaced', async () => {
+    expect((await run(['register', '--name', 'Importer'])).code).toBe(0);
+    const registrationId = stored().registration_id;
+    const path = join(work, 'refresh.csv');
+    writeFileSync(path, 'nome,email\nIvo Refresh,ivo.refresh@example.com\nJu Refresh,ju.refresh@example.com\n');
+    const before = await leadCount();
+    const first = await run(['import', path]);
+    expect(first.stdout).toContain(`2 stored, 0 already stored (replayed), 0 failed (CSV, delimiter ','; sent as agent ${registrationId})`);
+    expect(await leadCount()).toBe(before + 2);
+
+    editStored((entry) => {
+      entry.assertion_expires = new Date(Date.now() - 1000).toISOString();
+      delete entry.access_token;
+      delete entry.access_token_expires;
+    });
+    const second = await run(['import', path, '--verbose']);
+    expect(second.code).toBe(0);
+    expect(count(second.stderr, 'POST /api/v1/agent/identity -> 200')).toBe(1);
+    expect(second.stdout).toContain(`0 stored, 2 already stored (replayed), 0 failed (CSV, delimiter ','; sent as agent ${registrationId})`);
+    expect(await leadCount()).toBe(before + 2);
+    expect(stored().registration_id).toBe(registrationId);
+    expect((await run(['logout'])).code).toBe(0);
   });
 
   it('imports JSONL, with --json', async () => {

@@ -489,6 +489,27 @@ describe('identity ceiling: the live registrations of one address share one agen
     expect(statuses).toEqual([...Array(15).fill(200), 429]);
   });
 
+  it('keeps a refreshed anonymous identity under the ceiling of the address it registered from, wherever it refreshes', async () => {
+    const ip = clientIp();
+    const registered = await t.http.post('/api/v1/agent/identity').set('X-Forwarded-For', ip).send({ type: 'anonymous' }).then(expectContract);
+    const refreshed = await t.http
+      .post('/api/v1/agent/identity')
+      .set('X-Forwarded-For', clientIp())
+      .send({ type: 'refresh', refresh_token: registered.body.refresh_token })
+      .then(expectContract);
+    expect(refreshed.body.registration_id).toBe(registered.body.registration_id);
+    const token = await t.http
+      .post('/oauth2/token')
+      .set('X-Forwarded-For', clientIp())
+      .type('form')
+      .send({ grant_type: JWT_BEARER, assertion: refreshed.body.identity_assertion })
+      .then(expectContract);
+    const other = await agent(t, ip);
+    const statuses = [];
+    for (let i = 0; i < 16; i++) statuses.push((await sandbox(i % 2 ? other.token : token.body.access_token)).status);
+    expect(statuses).toEqual([...Array(15).fill(200), 429]);
+  });
+
   it('counts only live registrations: a revoked one no longer makes requests, so it spends nothing', async () => {
     const ip = clientIp();
     const [gone, kept] = [await agent(t, ip), await agent(t, ip)];

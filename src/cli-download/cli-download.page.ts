@@ -21,9 +21,16 @@ echo '{"nome":"Maria Silva","email":"maria@example.com"}' | ./leads submit
 ./leads register --name "My integration"        # or --email you@example.com; stores credentials (mode 0600)
 ./leads token                                    # a current access token
 ./leads graphql '{ health { status } }'
-./leads import leads.csv                         # or .jsonl; , or ; from the header; a rerun never stores a row twice
+./leads import leads.csv                         # or .jsonl; , or ; from the header; see below: reruns store nothing twice
 ./leads import leads.csv --dry-run               # checks the file, sends nothing
 ./leads --help                                   # every command takes --help and --json</code></pre>
+<p id="reruns">A rerun of <code>leads import</code> within 24 hours, as the same caller, never stores a row twice: each row
+carries an <code>Idempotency-Key</code> made from its content, which the service keeps for 24 hours per caller. The
+same caller is the same operator login, the same agent registration, or (unregistered) the same address. The CLI keeps
+one registration per installation: when its assertion expires it refreshes it (one process at a time, under a lock
+beside the credentials file) and never registers anew while the registration can be renewed. After
+<code>leads logout</code>, or if the registration could not be renewed (the CLI says so), the next import is a new
+caller and stores the rows again.</p>
 <h2>Operators</h2>
 <p>With a client made by the service's operator (<code>npm run clients:create</code>), the CLI lists, exports and
 imports the company's leads. The secret is never a flag: it comes from <code>LEADS_CLIENT_SECRET</code> or standard

@@ -66,6 +66,13 @@ export interface AppConfig {
    * (docs/decisions/0021-operator-clients-and-client-credentials.md).
    */
   clientSecretGraceSeconds: number;
+  /**
+   * How long an agent's refresh token lives, in milliseconds; each rotation starts a new one
+   * (docs/decisions/0030-agent-refresh-tokens.md).
+   */
+  agentRefreshTokenTtlMs: number;
+  /** How long after its rotation a spent refresh token still gets its successor rather than revoking its family. */
+  agentRefreshGraceMs: number;
   /** Lead exports streaming at once on this instance; one more is refused with 503 export_busy. */
   exportMaxConcurrent: number;
   /** Leads an export reads per query (one short keyset query per page, no transaction across pages). */
@@ -166,6 +173,8 @@ export function loadConfig(env: Env = process.env, stdoutIsTerminal = process.st
     // At least 64 KiB: tools/list and a lead echoed twice (the 32 KiB body limit bounds it) fit under it.
     maxAnswerBytes: parseInteger('MAX_ANSWER_BYTES', value('MAX_ANSWER_BYTES'), 1024 * 1024, 65536, 2 ** 30),
     clientSecretGraceSeconds: parseInteger('CLIENT_SECRET_GRACE', value('CLIENT_SECRET_GRACE'), 86400, 0, 30 * 86400),
+    agentRefreshTokenTtlMs: parseDuration('AGENT_REFRESH_TOKEN_TTL', value('AGENT_REFRESH_TOKEN_TTL') ?? '30d', 1000, 365 * DAY_MS),
+    agentRefreshGraceMs: parseDuration('AGENT_REFRESH_GRACE', value('AGENT_REFRESH_GRACE') ?? '30s', 0, 300_000),
     exportMaxConcurrent: parseInteger('EXPORT_MAX_CONCURRENT', value('EXPORT_MAX_CONCURRENT'), 2, 1, 64),
     exportPageSize: parseInteger('EXPORT_PAGE_SIZE', value('EXPORT_PAGE_SIZE'), 500, 1, 10000),
     apiDeprecations: parseDeprecations(value('API_DEPRECATIONS')),

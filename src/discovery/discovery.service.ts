@@ -40,7 +40,7 @@ export class DiscoveryService {
       service_documentation: `${base}/docs/agents`,
       agent_auth: {
         identity_endpoint: `${base}/api/v1/agent/identity`,
-        identity_types_supported: ['anonymous', 'identity_assertion'],
+        identity_types_supported: ['anonymous', 'identity_assertion', 'refresh'],
         identity_assertion: { assertion_types_supported: ['verified_email'] },
       },
     };

@@ -87,7 +87,8 @@ never silently treated as anonymous. To call anonymously, send no \`Authorizatio
 ## 5. Renew
 
 When the access token expires, exchange the same identity assertion again (step 3). When the assertion itself has
-expired (\`assertion_expires\`), register again (step 2).
+expired (\`assertion_expires\`), refresh it (step 7): the same registration goes on. Register again (step 2) only
+when a refresh is refused.
 
 ## 6. Revoke
 
@@ -97,6 +98,38 @@ curl -s {base_url}/oauth2/revoke --data-urlencode "token=$ASSERTION"      # the 
 \`\`\`
 
 Revocation (RFC 7009) answers \`200\` for known and unknown tokens alike.
+
+## 7. Keep the identity: refresh
+
+Every registration answer, anonymous included, also carries a \`refresh_token\` (shown only this once; the service
+keeps its SHA-256) and \`refresh_token_expires\` (30 days later by default). Send it back when the assertion has
+expired, instead of registering again. This block registers, refreshes, and revokes what it made:
+
+\`\`\`sh
+REGISTRATION=$(curl -s {base_url}/api/v1/agent/identity -H 'Content-Type: application/json' -d '{"type": "anonymous"}')
+REFRESH_TOKEN=$(printf '%s' "$REGISTRATION" | jq -r .refresh_token)
+REFRESHED=$(curl -s {base_url}/api/v1/agent/identity -H 'Content-Type: application/json' \\
+  -d "{\\"type\\": \\"refresh\\", \\"refresh_token\\": \\"$REFRESH_TOKEN\\"}")
+printf '%s' "$REFRESHED" | jq '{registration_id, assertion_expires, refresh_token_expires}'   # the same registration_id
+ASSERTION=$(printf '%s' "$REFRESHED" | jq -r .identity_assertion)   # exchange it as in step 3
+REFRESH_TOKEN=$(printf '%s' "$REFRESHED" | jq -r .refresh_token)    # the next one; the one sent is spent
+curl -s {base_url}/oauth2/revoke -d token_type_hint=refresh_token --data-urlencode "token=$REFRESH_TOKEN"   # ends the registration
+\`\`\`
+
+- The answer has the same \`registration_id\`, a new \`identity_assertion\` with its \`assertion_expires\`, and the
+  next \`refresh_token\` with its \`refresh_token_expires\` (no claim token). Leads, \`Idempotency-Key\` replays and
+  rate limits stay with the registration, so a retried import stores nothing twice across assertion expiry.
+- Each refresh token works once: store the new one in place of the old, and refresh one at a time. The same spent
+  token sent again within 30 seconds of its use gets the same new refresh token (so two processes that refreshed at
+  once both go on). After that it is taken as stolen (RFC 9700 §4.14.2): the registration is revoked with all its
+  refresh tokens, assertions and access tokens, and the answer is \`400 invalid_refresh_token\`.
+- \`invalid_refresh_token\` also answers an unknown or expired refresh token, or one of a revoked registration: register
+  again, as a new identity.
+- Revoking a refresh token (\`token_type_hint=refresh_token\`, RFC 7009) revokes its registration, as an assertion does.
+- The auth.md reference gives refresh tokens only to claimed registrations. Here anonymous ones get them too, so
+  that an agent keeps its identity (and its idempotency scope) without a claim. It buys no extra capacity: a refreshed
+  identity stays live, so it keeps counting toward the ceiling that all live identities registered from one address
+  share, whatever address it refreshes from; refreshes also spend the registration quota of the address they come from.
 
 ## Keys
 

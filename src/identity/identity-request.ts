@@ -4,7 +4,15 @@ import { escapePointer } from '../body/strict-json.js';
 import { codePointLength, EMAIL_FORMAT, FORBIDDEN_CHARACTER, normaliseEmail } from '../leads/lead-rules.js';
 import { RegistrationType } from './agent-registration.entity.js';
 
-export interface IdentityRequest {
+/** A registration, or (`refresh`) the next identity assertion of an existing one. */
+export type IdentityRequest = RegistrationRequest | RefreshRequest;
+
+export interface RefreshRequest {
+  type: 'refresh';
+  refreshToken: string;
+}
+
+export interface RegistrationRequest {
   type: RegistrationType;
   clientName?: string;
   contacts?: string[];
@@ -12,10 +20,14 @@ export interface IdentityRequest {
   email?: string;
 }
 
-const FIELDS: Record<RegistrationType, string[]> = {
+const FIELDS: Record<IdentityRequest['type'], string[]> = {
   anonymous: ['type', 'client_name', 'contacts'],
   identity_assertion: ['type', 'assertion_type', 'assertion', 'client_name', 'contacts'],
+  refresh: ['type', 'refresh_token'],
 };
+/** Longer than any refresh token this service issues; a longer value is refused before it is hashed. */
+const MAX_REFRESH_TOKEN = 512;
+const TYPES = '"anonymous", "identity_assertion" or "refresh"';
 const MAX_CONTACTS = 5;
 const MAX_CLIENT_NAME = 100;
 
@@ -25,15 +37,16 @@ const MAX_CLIENT_NAME = 100;
  */
 export function parseIdentityRequest(body: Record<string, unknown>): IdentityRequest {
   const type = body.type;
-  if (type === undefined) throw validationFailed([{ pointer: '/type', code: 'required', detail: 'type is required: "anonymous" or "identity_assertion".' }]);
+  if (type === undefined) throw validationFailed([{ pointer: '/type', code: 'required', detail: `type is required: ${TYPES}.` }]);
   if (typeof type !== 'string') throw validationFailed([{ pointer: '/type', code: 'invalid_type', detail: 'type must be a string.' }]);
   if (!Object.hasOwn(FIELDS, type)) {
-    throw new AppError('unsupported_identity_type', `The identity type "${type.slice(0, 40)}" is not supported; use "anonymous" or "identity_assertion".`);
+    throw new AppError('unsupported_identity_type', `The identity type "${type.slice(0, 40)}" is not supported; use ${TYPES}.`);
   }
   const errors: FieldError[] = Object.keys(body)
-    .filter((key) => !FIELDS[type as RegistrationType].includes(key))
-    .map((key) => ({ pointer: `/${escapePointer(key)}`, code: 'unknown_field', detail: `${key} is not a field of a ${type} registration.` }));
-  const request: IdentityRequest = { type: type as RegistrationType };
+    .filter((key) => !FIELDS[type as IdentityRequest['type']].includes(key))
+    .map((key) => ({ pointer: `/${escapePointer(key)}`, code: 'unknown_field', detail: `${key} is not a field of a ${type} request.` }));
+  if (type === 'refresh') return refreshRequest(body, errors);
+  const request: RegistrationRequest = { type: type as RegistrationType };
 
   if (body.client_name !== undefined) {
     const name = body.client_name;
@@ -67,6 +80,17 @@ export function parseIdentityRequest(body: Record<string, unknown>): IdentityReq
   }
   if (errors.length) throw validationFailed(errors);
   return request;
+}
+
+function refreshRequest(body: Record<string, unknown>, errors: FieldError[]): RefreshRequest {
+  const token = body.refresh_token;
+  if (token === undefined) errors.push({ pointer: '/refresh_token', code: 'required', detail: 'refresh_token is required: the one the last answer gave.' });
+  else if (typeof token !== 'string') errors.push({ pointer: '/refresh_token', code: 'invalid_type', detail: 'refresh_token must be a string.' });
+  else if (!token) errors.push({ pointer: '/refresh_token', code: 'too_short', detail: 'refresh_token must not be empty.' });
+  else if (token.length > MAX_REFRESH_TOKEN)
+    errors.push({ pointer: '/refresh_token', code: 'too_long', detail: `refresh_token must have at most ${MAX_REFRESH_TOKEN} characters.` });
+  if (errors.length) throw validationFailed(errors);
+  return { type: 'refresh', refreshToken: token as string };
 }
 
 /** The lead e-mail rule, with the same normalisation: trimmed, NFC, domain lower-cased. */

@@ -2,7 +2,7 @@ import { Body, Controller, Header, HttpCode, Post } from '@nestjs/common';
 import { ClientAddress } from '../auth/caller.decorator.js';
 import { Consumes } from '../body/body.guard.js';
 import { RateLimit } from '../rate-limit/rate-limit.guard.js';
-import { IdentityResponse, IdentityService } from './identity.service.js';
+import { IdentityResponse, IdentityService, RefreshedIdentityResponse } from './identity.service.js';
 
 @Controller('api/v1/agent')
 @RateLimit('registration')
@@ -13,7 +13,7 @@ export class IdentityController {
   @HttpCode(200)
   @Header('Cache-Control', 'no-store')
   @Consumes('application/json')
-  register(@Body() body: Record<string, unknown>, @ClientAddress() address: string): Promise<IdentityResponse> {
-    return this.identity.register(body, address);
+  register(@Body() body: Record<string, unknown>, @ClientAddress() address: string): Promise<IdentityResponse | RefreshedIdentityResponse> {
+    return this.identity.answer(body, address);
   }
 }

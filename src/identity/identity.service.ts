@@ -5,16 +5,24 @@ import { Repository } from 'typeorm';
 import { AGENT_SCOPES } from '../auth/scopes.js';
 import { TokenService } from '../oauth/token.service.js';
 import { AgentRegistration, RegistrationType } from './agent-registration.entity.js';
-import { parseIdentityRequest } from './identity-request.js';
+import { parseIdentityRequest, RegistrationRequest } from './identity-request.js';
+import { RefreshTokens } from './refresh-tokens.service.js';
 
 const CLAIM_TOKEN_LIFETIME_MS = 24 * 60 * 60 * 1000;
 
-export interface IdentityResponse {
+/** The answer of a refresh: the same registration, a new assertion, the next refresh token. */
+export interface RefreshedIdentityResponse {
   registration_id: string;
   registration_type: RegistrationType;
   identity_assertion: string;
   assertion_expires: string;
   scopes: string[];
+  refresh_token: string;
+  refresh_token_expires: string;
+}
+
+/** The answer of a registration: a refresh's members, and the claim token shown this once. */
+export interface IdentityResponse extends RefreshedIdentityResponse {
   claim_token: string;
   claim_token_expires: string;
 }
@@ -24,11 +32,20 @@ export class IdentityService {
   constructor(
     @InjectRepository(AgentRegistration) private readonly registrations: Repository<AgentRegistration>,
     private readonly tokens: TokenService,
+    private readonly refreshTokens: RefreshTokens,
   ) {}
 
-  /** Stores a registration and answers with its service-signed assertion; the claim token is shown once, kept as a hash. */
-  async register(body: Record<string, unknown>, registeredFrom: string): Promise<IdentityResponse> {
+  /** A registration (anonymous, identity_assertion) or the refresh of one, as the body's `type` says. */
+  async answer(body: Record<string, unknown>, registeredFrom: string): Promise<IdentityResponse | RefreshedIdentityResponse> {
     const request = parseIdentityRequest(body);
+    return request.type === 'refresh' ? this.refresh(request.refreshToken) : this.register(request, registeredFrom);
+  }
+
+  /**
+   * Stores a registration and answers with its service-signed assertion; the claim token and the first refresh token
+   * are shown once, kept as hashes.
+   */
+  private async register(request: RegistrationRequest, registeredFrom: string): Promise<IdentityResponse> {
     const now = new Date();
     const claimToken = `clm_${randomBytes(24).toString('base64url')}`;
     const registration: AgentRegistration = {
@@ -45,6 +62,7 @@ export class IdentityService {
       registeredFrom,
     };
     await this.registrations.insert(registration);
+    const refresh = await this.refreshTokens.issue(registration.id, now);
     const { assertion, expiresAt } = await this.tokens.signAssertion(registration);
     return {
       registration_id: registration.id,
@@ -54,6 +72,26 @@ export class IdentityService {
       scopes: [...AGENT_SCOPES],
       claim_token: claimToken,
       claim_token_expires: registration.claimTokenExpiresAt.toISOString(),
+      refresh_token: refresh.refreshToken,
+      refresh_token_expires: refresh.expiresAt.toISOString(),
+    };
+  }
+
+  /**
+   * The same registration, unchanged (its address included, so that it keeps counting toward that address's ceiling
+   * while it lives), with a new assertion and the next refresh token.
+   */
+  private async refresh(refreshToken: string): Promise<RefreshedIdentityResponse> {
+    const { registration, refreshToken: next, expiresAt: nextExpires } = await this.refreshTokens.rotate(refreshToken);
+    const { assertion, expiresAt } = await this.tokens.signAssertion(registration);
+    return {
+      registration_id: registration.id,
+      registration_type: registration.type,
+      identity_assertion: assertion,
+      assertion_expires: expiresAt.toISOString(),
+      scopes: [...AGENT_SCOPES],
+      refresh_token: next,
+      refresh_token_expires: nextExpires.toISOString(),
     };
   }
 }

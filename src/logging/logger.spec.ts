@@ -19,6 +19,7 @@ describe('log redaction', () => {
         endpoint: { row: { webhook_secret: 'secret-12', previousSecret: 'secret-13' } },
         config: { secretsKey: 'secret-14', SECRETS_KEY: 'secret-15', secrets_key: 'secret-16' },
         key: { kid: 'at_visible', privateJwk: 'secret-17', private_jwk: 'secret-18' },
+        identity: { refresh_token: 'rt_secret-19', body: { refreshToken: 'rt_secret-20' } },
         kept: 'visible',
       },
       'redaction check',
@@ -33,6 +34,8 @@ describe('log redaction', () => {
       'secret-3',
       'secret-4',
       'secret-5',
+      'secret-19',
+      'secret-20',
       'secret-6',
       'secret-7',
       'secret-8',
@@ -53,7 +56,7 @@ describe('log redaction', () => {
     expect(out).toContain('https://hooks.example/visible');
     expect(out).toContain('at_visible');
     expect(JSON.parse(out)).toMatchObject({ webhook: { secret: '[redacted]', previous_secret: '[redacted]' }, key: { privateJwk: '[redacted]' } });
-    expect(out.match(/\[redacted\]/g)?.length).toBe(21);
+    expect(out.match(/\[redacted\]/g)?.length).toBe(23);
   });
 });
 

@@ -15,6 +15,8 @@ export const REDACT = [
   'assertion',
   'access_token',
   'claim_token',
+  'refresh_token',
+  'refreshToken',
   // Operator clients (src/oauth/operator-clients.service.ts): the secret, and the hashes that verify it.
   'client_secret',
   'secretHash',

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { AgentRefreshToken } from '../identity/agent-refresh-token.entity.js';
 import { AgentRegistration } from '../identity/agent-registration.entity.js';
 import { KeyStore } from './key-store.service.js';
 import { OAuthController } from './oauth.controller.js';
@@ -11,7 +12,7 @@ import { SigningKey } from './signing-key.entity.js';
 import { TokenService } from './token.service.js';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([AgentRegistration, SigningKey, RevokedToken, OperatorClient])],
+  imports: [TypeOrmModule.forFeature([AgentRegistration, AgentRefreshToken, SigningKey, RevokedToken, OperatorClient])],
   controllers: [OAuthController],
   providers: [KeyStore, TokenService, OperatorClients, OAuthErrorFormat],
   exports: [KeyStore, TokenService],

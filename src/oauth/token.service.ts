@@ -9,6 +9,7 @@ import { AGENT_SCOPES, OPERATOR_SCOPES } from '../auth/scopes.js';
 import { AppConfig } from '../config/config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { isUniqueViolation } from '../database/database-errors.js';
+import { AgentRefreshToken, REFRESH_TOKEN_PREFIX, refreshTokenHash } from '../identity/agent-refresh-token.entity.js';
 import { AgentRegistration } from '../identity/agent-registration.entity.js';
 import { AppError } from '../problem/app-error.js';
 import { invalidClient, presentedCredentials } from './client-authentication.js';
@@ -76,6 +77,7 @@ export class TokenService implements OnModuleInit, OnModuleDestroy {
     private readonly keys: KeyStore,
     @InjectRepository(AgentRegistration) private readonly registrations: Repository<AgentRegistration>,
     @InjectRepository(RevokedToken) private readonly revoked: Repository<RevokedToken>,
+    @InjectRepository(AgentRefreshToken) private readonly refreshTokens: Repository<AgentRefreshToken>,
     @InjectRepository(OperatorClient) operatorClientRows: Repository<OperatorClient>,
     private readonly operatorClients: OperatorClients,
     @Inject(APP_CONFIG) config: AppConfig,
@@ -151,12 +153,21 @@ export class TokenService implements OnModuleInit, OnModuleDestroy {
   }
 
   /**
-   * RFC 7009: an access token is revoked by its jti until it expires; an identity assertion revokes its whole
-   * registration (its assertions and every token). Unknown or invalid tokens get the same empty 200.
+   * RFC 7009: an access token is revoked by its jti until it expires; an identity assertion or an agent's refresh token
+   * (spent or not, while unexpired) revokes its whole registration (its assertions, its refresh tokens and every
+   * access token, as RFC 7009 §2.1 advises for a refresh token). Unknown or invalid tokens get the same empty 200.
    */
   async revoke(params: Record<string, string>): Promise<void> {
-    // token_type_hint is ignored: both kinds are always tried, which RFC 7009 §2.1 requires of an unhelpful hint.
+    // token_type_hint is ignored: every kind is always tried, which RFC 7009 §2.1 requires of an unhelpful hint.
     if (!params.token) throw new AppError('invalid_request', 'token is required.');
+    // Refresh tokens are opaque, told apart by their prefix: no signature to check, one lookup by hash.
+    if (params.token.startsWith(REFRESH_TOKEN_PREFIX)) {
+      const row = await this.refreshTokens.findOneBy({ tokenHash: refreshTokenHash(params.token) });
+      if (row && row.expiresAt.getTime() > Date.now()) {
+        await this.registrations.update({ id: row.registrationId, revokedAt: IsNull() }, { revokedAt: new Date() });
+      }
+      return;
+    }
     // Expired tokens are not worth revoking, so ordinary verification (exp included) decides what is ours.
     const access = await this.verify('access_token', params.token, { typ: ACCESS_TOKEN_TYP, audience: this.issuer });
     if (access?.jti && access.exp) {

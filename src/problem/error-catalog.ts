@@ -51,8 +51,15 @@ export const ERROR_CATALOG = {
   unsupported_identity_type: {
     status: 400,
     title: 'Unsupported identity type',
-    hint: 'Use "anonymous" or "identity_assertion".',
+    hint: 'Use "anonymous" or "identity_assertion" to register, "refresh" to renew a registration.',
     description: 'The registration request named an identity type the service does not support.',
+  },
+  invalid_refresh_token: {
+    status: 400,
+    title: 'Invalid refresh token',
+    hint: 'Register again at POST /api/v1/agent/identity: this identity cannot be renewed. Keep only the newest refresh token, and refresh one at a time.',
+    description:
+      'The refresh token is unknown, expired, or its registration was revoked; or it was already exchanged and its grace period is over, which revokes the registration with all its refresh tokens (reuse detection, RFC 9700 §4.14.2).',
   },
   invalid_request: {
     status: 400,

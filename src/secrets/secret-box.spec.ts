@@ -67,6 +67,16 @@ describe('SecretBox', () => {
     expect(SecretBox.isSealed(secret)).toBe(false);
   });
 
+  it('derives the same MAC for the same key, value and context, and another for any of them changed', () => {
+    const key = randomBytes(32);
+    const mac = new SecretBox(key).mac('rt_value', 'refresh_successor');
+    expect(mac).toHaveLength(32);
+    expect(new SecretBox(Buffer.from(key)).mac('rt_value', 'refresh_successor')).toEqual(mac);
+    expect(new SecretBox(key).mac('rt_value', 'other')).not.toEqual(mac);
+    expect(new SecretBox(key).mac('rt_other', 'refresh_successor')).not.toEqual(mac);
+    expect(new SecretBox(randomBytes(32)).mac('rt_value', 'refresh_successor')).not.toEqual(mac);
+  });
+
   it('takes only a 32-byte key', () => {
     expect(() => new SecretBox(randomBytes(16))).toThrow('must be 32 bytes');
   });

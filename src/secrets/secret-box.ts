@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 
 const PREFIX = 'enc:v1:';
 const IV_BYTES = 12;
@@ -41,6 +41,15 @@ export class SecretBox {
     } catch {
       throw new Error(`the sealed value for ${context} cannot be opened: another secrets key sealed it, or it was altered or moved from another row`);
     }
+  }
+
+  /**
+   * A keyed digest (HMAC-SHA-256) that only holders of the service key can compute: for values that must be derived
+   * again on any instance, never stored. The HMAC key is derived for `context`, so the sealing key itself is never a MAC key.
+   */
+  mac(value: string, context: string): Buffer {
+    const key = Buffer.from(hkdfSync('sha256', this.key, Buffer.alloc(0), `mac:${context}`, KEY_BYTES));
+    return createHmac('sha256', key).update(value, 'utf8').digest();
   }
 
   static isSealed(value: string): boolean {
