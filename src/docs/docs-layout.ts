@@ -56,7 +56,7 @@ ${bodyHtml}
  * scheme where the docs' variables are not defined.
  */
 export const NAV_CSS = `.site-header{border-bottom:1px solid var(--code,#f3f4f6);font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}
-.site-nav{display:flex;flex-wrap:wrap;align-items:baseline;gap:.2rem .9rem;max-width:60rem;margin:0 auto;padding:.6rem 1rem}
+.site-nav{display:flex;flex-wrap:wrap;align-items:baseline;gap:.2rem .9rem;max-width:64rem;margin:0 auto;padding:.6rem 1rem}
 .site-nav a{color:var(--accent,#0b5fff);text-decoration:none;font-weight:600;white-space:nowrap}
 .site-nav a:hover,.site-nav a:focus-visible{text-decoration:underline}
 .site-nav a[aria-current=page]{color:var(--fg,#1b1f24);text-decoration:underline;text-decoration-thickness:2px;text-underline-offset:.3em}
@@ -67,10 +67,10 @@ export const DOCS_CSS = `:root{color-scheme:light dark;--fg:#1b1f24;--bg:#fff;--
 @media (prefers-color-scheme:dark){:root{--fg:#e6edf3;--bg:#0d1117;--muted:#8b949e;--accent:#4c8dff;--code:#161b22}}
 *{box-sizing:border-box}body{margin:0;font:16px/1.55 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg)}
 ${NAV_CSS}a{color:var(--accent)}
-main{max-width:60rem;margin:0 auto;padding:1rem}h1{font-size:1.8rem;margin-top:.5rem}h2{margin-top:2rem}
+main{max-width:64rem;margin:0 auto;padding:1rem}h1{font-size:1.8rem;margin-top:.5rem}h2{margin-top:2rem}
 p,li,h1,h2,h3{overflow-wrap:anywhere}
 code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;background:var(--code);border-radius:4px}code{padding:.1em .3em}
-pre{padding:1rem;font-size:.875rem;white-space:pre-wrap;overflow-wrap:anywhere;overflow-x:auto}pre code{padding:0}
+pre{padding:1rem;font-size:.8125rem;line-height:1.5;white-space:pre-wrap;overflow-wrap:anywhere;overflow-x:auto}pre code{padding:0}
 table{border-collapse:collapse;width:100%;display:block;overflow-x:auto}
 th,td{border:1px solid var(--code);padding:.4rem .6rem;text-align:left;vertical-align:top}.meta{color:var(--muted)}
 textarea,input,select{max-width:100%;font:inherit}textarea{width:100%;font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.875rem}

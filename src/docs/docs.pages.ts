@@ -50,16 +50,16 @@ names none (strict OpenID Connect validators expect \`authorization_endpoint\` a
 Anonymous, recommended for lead-capture agents:
 
 \`\`\`sh
-curl -s $BASE/api/v1/agent/identity -H 'Content-Type: application/json' \\
-  -d '{"type": "anonymous", "client_name": "my-agent", "contacts": ["ops@example.com"]}' > registration.json
+curl -s $BASE/api/v1/agent/identity -o registration.json -H 'Content-Type: application/json' \\
+  -d '{"type": "anonymous", "client_name": "my-agent", "contacts": ["ops@example.com"]}'
 ASSERTION=$(jq -r .identity_assertion registration.json)
 \`\`\`
 
 Or with a contact e-mail (recorded as \`email\` with \`email_verified: false\` until a future claim ceremony verifies it):
 
 \`\`\`sh
-curl -s $BASE/api/v1/agent/identity -H 'Content-Type: application/json' \\
-  -d '{"type": "identity_assertion", "assertion_type": "verified_email", "assertion": "ana@example.com"}' > registration.json
+curl -s $BASE/api/v1/agent/identity -o registration.json -H 'Content-Type: application/json' \\
+  -d '{"type": "identity_assertion", "assertion_type": "verified_email", "assertion": "ana@example.com"}'
 ASSERTION=$(jq -r .identity_assertion registration.json)
 \`\`\`
 
@@ -100,8 +100,10 @@ expired (\`assertion_expires\`), register again (step 2).
 ## 6. Revoke
 
 \`\`\`sh
-curl -s $BASE/oauth2/revoke --data-urlencode "token=$ACCESS_TOKEN"   # this access token, on every instance at once
-curl -s $BASE/oauth2/revoke --data-urlencode "token=$ASSERTION"      # the whole registration: its assertion and all its tokens
+# This access token, on every instance at once:
+curl -s $BASE/oauth2/revoke --data-urlencode "token=$ACCESS_TOKEN"
+# The whole registration: its assertion and all its tokens:
+curl -s $BASE/oauth2/revoke --data-urlencode "token=$ASSERTION"
 \`\`\`
 
 Revocation (RFC 7009) answers \`200\` for known and unknown tokens alike.
@@ -141,7 +143,8 @@ folder on the machine it runs on (where \`npm start\` runs it); set them first t
 \`\`\`sh
 BASE=\${BASE:-{base_url}}
 SERVICE_DIR=\${SERVICE_DIR:-.}
-npm --prefix "$SERVICE_DIR" run --silent clients:create -- --name "CRM" --scope "leads:read leads:export leads:write" | tail -n 1 > client.json
+npm --prefix "$SERVICE_DIR" run --silent clients:create -- \\
+  --name "CRM" --scope "leads:read leads:export leads:write" | tail -n 1 > client.json
 CLIENT_ID=$(jq -r .client_id client.json)
 CLIENT_SECRET=$(jq -r .client_secret client.json)
 \`\`\`
@@ -408,7 +411,8 @@ with \`WEBHOOKS_ALLOW_PRIVATE=true\` (development only: see "Which URLs are allo
 BASE=\${BASE:-{base_url}}
 SERVICE_DIR=\${SERVICE_DIR:-.}
 RECEIVER_URL=\${RECEIVER_URL:-http://localhost:4000/hooks/leads}
-npm --prefix "$SERVICE_DIR" run --silent clients:create -- --name "Webhooks" --scope "webhooks:manage" | tail -n 1 > client.json
+npm --prefix "$SERVICE_DIR" run --silent clients:create -- \\
+  --name "Webhooks" --scope "webhooks:manage" | tail -n 1 > client.json
 CLIENT_ID=$(jq -r .client_id client.json)
 CLIENT_SECRET=$(jq -r .client_secret client.json)
 TOKEN=$(curl -s $BASE/oauth2/token -u "$CLIENT_ID:$CLIENT_SECRET" \\
@@ -420,7 +424,8 @@ again.
 
 \`\`\`sh
 jq -n --arg url "$RECEIVER_URL" '{url: $url, events: ["lead.received"], description: "CRM sync"}' |
-  curl -s $BASE/api/v1/webhooks -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' -d @- > endpoint.json
+  curl -s $BASE/api/v1/webhooks -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \\
+    -d @- > endpoint.json
 WEBHOOK_ID=$(jq -r .id endpoint.json)
 WEBHOOK_SECRET=$(jq -r .secret endpoint.json)
 \`\`\`
@@ -435,8 +440,10 @@ curl -s $BASE/api/v1/webhooks/$WEBHOOK_ID -H "Authorization: Bearer $TOKEN" | jq
 Send a test message (\`202\`) and watch its attempts in the delivery log:
 
 \`\`\`sh
-MESSAGE_ID=$(curl -s -X POST $BASE/api/v1/webhooks/$WEBHOOK_ID/test -H "Authorization: Bearer $TOKEN" | jq -r .message_id)
-curl -s "$BASE/api/v1/webhooks/$WEBHOOK_ID/deliveries?message_id=$MESSAGE_ID" -H "Authorization: Bearer $TOKEN" | jq .
+MESSAGE_ID=$(curl -s -X POST $BASE/api/v1/webhooks/$WEBHOOK_ID/test \\
+  -H "Authorization: Bearer $TOKEN" | jq -r .message_id)
+curl -s "$BASE/api/v1/webhooks/$WEBHOOK_ID/deliveries?message_id=$MESSAGE_ID" \\
+  -H "Authorization: Bearer $TOKEN" | jq .
 \`\`\`
 
 The log (\`GET …/deliveries\`) lists attempts newest first, \`limit\` 1 to 200 (50 by default) a page, the next page with
@@ -448,27 +455,29 @@ Send again every message of a time range (\`since\` inclusive, \`until\` exclusi
 each with its original \`webhook-id\`; the answer counts them (\`202 {"replayed": n}\`):
 
 \`\`\`sh
-curl -s $BASE/api/v1/webhooks/$WEBHOOK_ID/replay -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \\
-  -d '{"since": "2026-11-22T00:00:00-03:00", "until": "2026-11-23T00:00:00-03:00"}' | jq .
+curl -s $BASE/api/v1/webhooks/$WEBHOOK_ID/replay -H "Authorization: Bearer $TOKEN" \\
+  -H 'Content-Type: application/json' -d '{"since": "2026-11-22T00:00:00-03:00", "until": "2026-11-23T00:00:00-03:00"}' | jq .
 \`\`\`
 
 Rotate the secret (the previous one signs beside the new one for 24 hours):
 
 \`\`\`sh
-WEBHOOK_SECRET=$(curl -s -X POST $BASE/api/v1/webhooks/$WEBHOOK_ID/rotate-secret -H "Authorization: Bearer $TOKEN" | jq -r .secret)
+WEBHOOK_SECRET=$(curl -s -X POST $BASE/api/v1/webhooks/$WEBHOOK_ID/rotate-secret \\
+  -H "Authorization: Bearer $TOKEN" | jq -r .secret)
 \`\`\`
 
 Disable the endpoint, enable it again, change it (\`url\`, \`events\`, \`description\`, \`null\` clears it), delete it
 (\`204\`, with its log):
 
 \`\`\`sh
-curl -s -X PATCH $BASE/api/v1/webhooks/$WEBHOOK_ID -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \\
-  -d '{"status": "disabled"}' | jq .status
-curl -s -X PATCH $BASE/api/v1/webhooks/$WEBHOOK_ID -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \\
-  -d '{"status": "enabled"}' | jq .status
-curl -s -X PATCH $BASE/api/v1/webhooks/$WEBHOOK_ID -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \\
-  -d '{"description": null}' | jq .
-curl -s -X DELETE $BASE/api/v1/webhooks/$WEBHOOK_ID -H "Authorization: Bearer $TOKEN" -o /dev/null -w '%{http_code}\\n'
+curl -s -X PATCH $BASE/api/v1/webhooks/$WEBHOOK_ID -H "Authorization: Bearer $TOKEN" \\
+  -H 'Content-Type: application/json' -d '{"status": "disabled"}' | jq .status
+curl -s -X PATCH $BASE/api/v1/webhooks/$WEBHOOK_ID -H "Authorization: Bearer $TOKEN" \\
+  -H 'Content-Type: application/json' -d '{"status": "enabled"}' | jq .status
+curl -s -X PATCH $BASE/api/v1/webhooks/$WEBHOOK_ID -H "Authorization: Bearer $TOKEN" \\
+  -H 'Content-Type: application/json' -d '{"description": null}' | jq .
+curl -s -X DELETE $BASE/api/v1/webhooks/$WEBHOOK_ID -H "Authorization: Bearer $TOKEN" \\
+  -o /dev/null -w '%{http_code}\\n'
 \`\`\`
 
 Errors are [problems](/docs/errors): \`404 webhook_not_found\` for an unknown id, \`409 webhook_limit_reached\` past
@@ -561,7 +570,8 @@ With an operator client made on the server as in [operators]({base_url}/docs/ope
 \`\`\`sh
 BASE=\${BASE:-{base_url}}
 SERVICE_DIR=\${SERVICE_DIR:-.}
-npm --prefix "$SERVICE_DIR" run --silent clients:create -- --name "Privacy requests" --scope "leads:read leads:erase" | tail -n 1 > client.json
+npm --prefix "$SERVICE_DIR" run --silent clients:create -- \\
+  --name "Privacy requests" --scope "leads:read leads:erase" | tail -n 1 > client.json
 TOKEN=$(curl -s $BASE/oauth2/token -u "$(jq -r .client_id client.json):$(jq -r .client_secret client.json)" \\
   -d grant_type=client_credentials | jq -r .access_token)
 curl -s -X POST $BASE/api/v1/data-subject-requests/access \\

@@ -13,7 +13,7 @@ export const SWAGGER_UI_HTML = `<!doctype html>
 <title>Leads API · explorer</title>
 <link rel="icon" href="/favicon.ico" sizes="32x32">
 <link rel="stylesheet" href="/docs/assets/swagger-ui.css">
-<link rel="stylesheet" href="/docs/assets/nav.css">
+<link rel="stylesheet" href="/docs/assets/explorer.css">
 </head>
 <body>
 ${siteHeader('/docs')}
@@ -42,6 +42,12 @@ const SWAGGER_INIT_JS = `window.addEventListener('load', function () {
 });
 `;
 
+/** The site's navigation on Swagger UI's page, and long words in its descriptions broken rather than widening a phone's page. */
+const EXPLORER_CSS = `body{margin:0}
+${NAV_CSS}.site-nav{max-width:1460px;padding:.6rem 20px}
+.swagger-ui .markdown,.swagger-ui .renderedMarkdown{overflow-wrap:anywhere}
+`;
+
 export interface DocsAsset {
   type: string;
   content: Buffer;
@@ -57,6 +63,6 @@ export const DOCS_ASSETS: Record<string, DocsAsset> = {
   'favicon-16x16.png': { type: 'image/png', content: dist('favicon-16x16.png') },
   'swagger-init.js': { type: 'text/javascript; charset=utf-8', content: Buffer.from(SWAGGER_INIT_JS) },
   'docs.css': { type: 'text/css; charset=utf-8', content: Buffer.from(DOCS_CSS) },
-  'nav.css': { type: 'text/css; charset=utf-8', content: Buffer.from(NAV_CSS) },
+  'explorer.css': { type: 'text/css; charset=utf-8', content: Buffer.from(EXPLORER_CSS) },
   'graphql-explorer.js': { type: 'text/javascript; charset=utf-8', content: Buffer.from(GRAPHQL_EXPLORER_JS) },
 };
