@@ -614,6 +614,58 @@ describeBrowser(HAVE_CHROMIUM ? `browser (Chromium at ${CHROMIUM})` : `browser (
     expect(await countLeads(t.dataSource)).toBe(before);
   });
 
+  it('(j) every page of the site: its navigation answers 200, nothing scrolls sideways at 375 px, no code is cut off at 1280 px', async () => {
+    const pages = [
+      '/docs',
+      '/docs/quickstart',
+      '/docs/agents',
+      '/docs/operators',
+      '/docs/webhooks',
+      '/docs/privacy',
+      '/docs/errors',
+      '/docs/api-versioning',
+      '/api/v1/graphql',
+      '/cli/',
+      '/forms/example',
+    ];
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    const linked = new Set<string>();
+    for (const width of [375, 1280]) {
+      await page.setViewportSize({ width, height: 900 });
+      for (const path of pages) {
+        const res = await page.goto(`${appBase}${path}`);
+        expect([path, res?.status()]).toEqual([path, 200]);
+        // Swagger UI renders after load; its full page is thousands of pixels tall: the first screen is enough to see.
+        if (path === '/docs') await page.waitForSelector('.opblock');
+        const name = path.replace(/^\/|\/$/g, '').replace(/[^\w]+/g, '-');
+        await page.screenshot({ path: join(ARTIFACTS, `site-${width}-${name}.png`), fullPage: path !== '/docs' });
+        for (const href of await page.$$eval('.site-nav a', (links) => links.map((link) => link.getAttribute('href')!))) linked.add(href);
+        expect([path, await page.locator('.site-nav').count()]).toEqual([path, 1]);
+        expect([path, await page.evaluate<number>('document.documentElement.scrollWidth')]).toEqual([path, width]);
+        // A code block either shows every line whole, or scrolls (Swagger UI's own blocks do).
+        const cut = await page.evaluate<string[]>(
+          `[...document.querySelectorAll('pre')].filter((pre) => pre.scrollWidth > pre.clientWidth && !/auto|scroll/.test(getComputedStyle(pre).overflowX)).map((pre) => pre.textContent.slice(0, 60))`,
+        );
+        expect([path, cut]).toEqual([path, []]);
+        if (path !== '/docs') {
+          const wide = await page.evaluate<string[]>(
+            `[...document.querySelectorAll('main pre')].filter((pre) => pre.scrollWidth > pre.clientWidth).map((pre) => pre.textContent.slice(0, 60))`,
+          );
+          expect([path, width, wide]).toEqual([path, width, []]);
+        }
+      }
+    }
+    expect(linked.size).toBeGreaterThanOrEqual(13);
+    for (const href of linked) {
+      const res = await context.request.get(`${appBase}${href}`);
+      expect([href, res.status()]).toEqual([href, 200]);
+    }
+    const icon = await context.request.get(`${appBase}/favicon.ico`);
+    expect([icon.status(), icon.headers()['content-type']]).toEqual([200, 'image/x-icon']);
+    expect(errors).toEqual([]);
+  }, 180_000);
+
   it('(h) the example form fits a 375 px screen without horizontal scrolling', async () => {
     await page.setViewportSize({ width: 375, height: 800 });
     await page.goto(`${appBase}/forms/example`);

@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { SITE_LINKS } from '../src/docs/docs-layout.js';
 import { ERROR_CATALOG, ErrorCode } from '../src/problem/error-catalog.js';
 import { CONTRACT, expectContract } from './support/contract.js';
 import { startTestApp, TestApp } from './support/test-app.js';
@@ -67,10 +68,10 @@ describe('docs', () => {
       expect(res.text).toMatch(/^<!doctype html>/i);
       const refs = references(res.text);
       expect(refs.length).toBeGreaterThan(0);
-      for (const ref of refs) {
-        expect(ref).not.toMatch(/^(https?:)?\/\//i);
-        expect(ref).toMatch(/^\/docs\/assets\/[\w.-]+$/);
-      }
+      for (const ref of refs) expect(ref).toMatch(/^\/(?!\/)/);
+      // What the page loads (not what it links to) is its own assets and the icon.
+      const loaded = [...res.text.matchAll(/<(?:script|link)\b[^>]*\b(?:src|href)="([^"]*)"/gi)].map((m) => m[1]);
+      for (const ref of loaded) expect(ref).toMatch(/^\/docs\/assets\/[\w.-]+$|^\/favicon\.ico$/);
       expect(res.text).not.toMatch(/https?:\/\//i);
       // CSP has script-src 'self' only: every script must be a file.
       const scripts = [...res.text.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/gi)];
@@ -241,6 +242,90 @@ describe('docs', () => {
         expect(url.origin + url.pathname).toBe(`${BASE}/docs/errors`);
         expect(anchors.has(url.hash.slice(1))).toBe(true);
       }
+    });
+  });
+
+  describe('the site', () => {
+    const PAGES = [
+      '/docs',
+      '/docs/quickstart',
+      '/docs/agents',
+      '/docs/operators',
+      '/docs/webhooks',
+      '/docs/privacy',
+      '/docs/errors',
+      '/docs/api-versioning',
+      '/api/v1/graphql',
+      '/cli/',
+      '/forms/example',
+    ];
+
+    it.each(PAGES)('%s has the one navigation, marks itself in it, and links the icon', async (path) => {
+      const res = await t.http.get(path).set('Accept', 'text/html').then(expectContract);
+      expect(res.status).toBe(200);
+      const navs = [...res.text.matchAll(/<nav class="site-nav"[^>]*>([\s\S]*?)<\/nav>/g)];
+      expect(navs).toHaveLength(1);
+      const links = [...navs[0][1].matchAll(/<a\b[^>]*href="([^"]*)"[^>]*>([^<]*)<\/a>/g)].map(([, href, label]) => [href, label]);
+      expect(links).toEqual([['/docs/quickstart', 'Leads API'], ...SITE_LINKS]);
+      expect([...navs[0][1].matchAll(/href="([^"]*)" aria-current="page"/g)].map((m) => m[1])).toEqual([path]);
+      expect(res.text).toContain('<link rel="icon" href="/favicon.ico" sizes="32x32">');
+    });
+
+    it('names in its navigation quick start, agents, operators, webhooks, privacy, errors, versioning, GraphQL, MCP card and CLI', () => {
+      expect(Object.fromEntries(SITE_LINKS.map(([href, label]) => [label, href]))).toMatchObject({
+        Quickstart: '/docs/quickstart',
+        Agents: '/docs/agents',
+        Operators: '/docs/operators',
+        Webhooks: '/docs/webhooks',
+        Privacy: '/docs/privacy',
+        Errors: '/docs/errors',
+        Versioning: '/docs/api-versioning',
+        'GraphQL explorer': '/api/v1/graphql',
+        'MCP card': '/.well-known/mcp/server-card.json',
+        CLI: '/cli/',
+      });
+    });
+
+    it.each(SITE_LINKS.map(([href]) => href))('the navigation link %s answers 200', async (href) => {
+      const res = await t.http.get(href).then(expectContract);
+      expect(res.status).toBe(200);
+    });
+
+    it('GET /favicon.ico is a small ICO, cacheable', async () => {
+      const res = await t.http.get('/favicon.ico').buffer(true).then(expectContract);
+      expect(res.status).toBe(200);
+      expect(res.headers['content-type']).toBe('image/x-icon');
+      expect(res.headers['cache-control']).toBe('public, max-age=86400');
+      const body = res.body as Buffer;
+      // ICONDIR: reserved 0, type 1 (icon), one image of 32×32 at 32 bits per pixel.
+      expect([body.readUInt16LE(0), body.readUInt16LE(2), body.readUInt16LE(4), body[6], body[7], body.readUInt16LE(12)]).toEqual([0, 1, 1, 32, 32, 32]);
+      expect(body.length).toBe(body.readUInt32LE(18) + body.readUInt32LE(14));
+      expect(body.length).toBeLessThan(8192);
+    });
+  });
+
+  describe('the GraphQL explorer', () => {
+    it('gives each example the variables it declares, and none to those that declare none', async () => {
+      const res = await t.http.get('/api/v1/graphql').set('Accept', 'text/html').then(expectContract);
+      const unescape = (text: string) =>
+        text
+          .replace(/&quot;/g, '"')
+          .replace(/&#39;/g, "'")
+          .replace(/&lt;/g, '<')
+          .replace(/&gt;/g, '>')
+          .replace(/&amp;/g, '&');
+      const options = [...res.text.matchAll(/<option value="([^"]*)" data-variables="([^"]*)">([^<]*)<\/option>/g)].map(([, query, variables, name]) => ({
+        name,
+        query: unescape(query),
+        variables: unescape(variables),
+      }));
+      expect(options.map((option) => option.name)).toEqual(['Health', 'Site', 'Search the docs', 'One page']);
+      for (const option of options) {
+        const declared = [...option.query.matchAll(/\$(\w+)\s*:/g)].map((m) => m[1]).sort();
+        expect([option.name, option.variables ? Object.keys(JSON.parse(option.variables)).sort() : []]).toEqual([option.name, declared]);
+      }
+      // The page opens on the first example, with its (empty) variables.
+      expect(res.text).toMatch(/<textarea id="variables"[^>]*><\/textarea>/);
     });
   });
 

@@ -55,5 +55,5 @@ is made or its secret rotated; the CLI never stores it.</p>
 <p>Exit codes: 0 ok, 1 usage, 2 invalid input, 3 authentication, 4 rate limited (after retrying <code>Retry-After</code>),
 5 server or network. <code>--base-url</code> or <code>LEADS_BASE_URL</code> points it at another service.
 Credentials live in <code>$XDG_CONFIG_HOME/leads-cli/credentials.json</code> (default <code>~/.config/leads-cli</code>).</p>`;
-  return docsLayout('Command-line client', body);
+  return docsLayout('Command-line client', body, '/cli/');
 }

@@ -4,6 +4,7 @@ import { AppError } from '../problem/app-error.js';
 import { CatalogListing, DocsService } from './docs.service.js';
 import { OpenApiService } from './openapi.service.js';
 import { GRAPHQL_SCHEMA } from '../graphql/graphql-explorer.js';
+import { FAVICON_ICO } from './favicon.js';
 import { DOCS_ASSETS, SWAGGER_UI_HTML } from './swagger-ui.js';
 
 const PAGE_CACHE = 'public, max-age=300';
@@ -19,6 +20,16 @@ export class AuthMdController {
   @Header('Access-Control-Allow-Origin', '*')
   authMd(): string {
     return this.docs.get('agents').markdown;
+  }
+}
+
+/** Browsers ask every origin for /favicon.ico; every page also links it. */
+@Controller()
+export class FaviconController {
+  @Get('favicon.ico')
+  @Header('Cache-Control', 'public, max-age=86400')
+  favicon(): StreamableFile {
+    return new StreamableFile(FAVICON_ICO, { type: 'image/x-icon', length: FAVICON_ICO.length });
   }
 }
 

@@ -1,7 +1,11 @@
 import { Module } from '@nestjs/common';
-import { AuthMdController, DocsController } from './docs.controller.js';
+import { AuthMdController, DocsController, FaviconController } from './docs.controller.js';
 import { DocsService } from './docs.service.js';
 import { OpenApiService } from './openapi.service.js';
 
-@Module({ controllers: [DocsController, AuthMdController], providers: [DocsService, OpenApiService], exports: [DocsService, OpenApiService] })
+@Module({
+  controllers: [DocsController, AuthMdController, FaviconController],
+  providers: [DocsService, OpenApiService],
+  exports: [DocsService, OpenApiService],
+})
 export class DocsModule {}

@@ -29,14 +29,19 @@ A token is optional: every lead endpoint also works without one. A registered ag
 a higher rate limit, and its leads record which registration sent them. Everything below needs only the base URL,
 \`{base_url}\`. The same text is served as Markdown at [/auth.md]({base_url}/auth.md).
 
+The shell blocks on this page run in order in one bash session and need \`curl\` and [\`jq\`](https://jqlang.org/),
+which takes values out of the JSON answers. \`BASE\` is the service; set it first to point them at another.
+
 ## 1. Discover
 
 \`\`\`sh
-curl -s {base_url}/.well-known/oauth-protected-resource     # RFC 9728: which authorization server, which scopes
-curl -s {base_url}/.well-known/oauth-authorization-server   # RFC 8414: token, revocation and JWKS endpoints, agent_auth
+BASE=\${BASE:-{base_url}}
+curl -s $BASE/.well-known/oauth-protected-resource     # RFC 9728: which authorization server, which scopes
+curl -s $BASE/.well-known/oauth-authorization-server   # RFC 8414: token, revocation and JWKS endpoints, agent_auth
 \`\`\`
 
-\`agent_auth.identity_endpoint\` is where agents register. \`/.well-known/openid-configuration\` serves the same
+\`agent_auth.identity_endpoint\` in [/.well-known/oauth-authorization-server]({base_url}/.well-known/oauth-authorization-server)
+is where agents register. \`/.well-known/openid-configuration\` serves the same
 document for OpenID clients; the service has no authorization endpoint and issues no ID tokens, so the document
 names none (strict OpenID Connect validators expect \`authorization_endpoint\` and will not find it).
 
@@ -45,15 +50,17 @@ names none (strict OpenID Connect validators expect \`authorization_endpoint\` a
 Anonymous, recommended for lead-capture agents:
 
 \`\`\`sh
-curl -s {base_url}/api/v1/agent/identity -H 'Content-Type: application/json' \\
+curl -s $BASE/api/v1/agent/identity -o registration.json -H 'Content-Type: application/json' \\
   -d '{"type": "anonymous", "client_name": "my-agent", "contacts": ["ops@example.com"]}'
+ASSERTION=$(jq -r .identity_assertion registration.json)
 \`\`\`
 
 Or with a contact e-mail (recorded as \`email\` with \`email_verified: false\` until a future claim ceremony verifies it):
 
 \`\`\`sh
-curl -s {base_url}/api/v1/agent/identity -H 'Content-Type: application/json' \\
+curl -s $BASE/api/v1/agent/identity -o registration.json -H 'Content-Type: application/json' \\
   -d '{"type": "identity_assertion", "assertion_type": "verified_email", "assertion": "ana@example.com"}'
+ASSERTION=$(jq -r .identity_assertion registration.json)
 \`\`\`
 
 The answer (\`200\`, \`Cache-Control: no-store\`) holds \`registration_id\`, \`identity_assertion\` (a JWT signed by the
@@ -63,9 +70,9 @@ only this once. \`client_name\` and \`contacts\` are self-reported: stored, neve
 ## 3. Exchange the assertion for an access token
 
 \`\`\`sh
-curl -s {base_url}/oauth2/token \\
+ACCESS_TOKEN=$(curl -s $BASE/oauth2/token \\
   -d grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer \\
-  --data-urlencode "assertion=$ASSERTION"
+  --data-urlencode "assertion=$ASSERTION" | jq -r .access_token)
 \`\`\`
 
 The body is form-encoded (RFC 7523). The answer is \`{"access_token", "token_type": "Bearer", "expires_in": ${TOKEN_LIFETIMES.access_token},
@@ -76,13 +83,14 @@ problem with the assertion is \`invalid_grant\`.
 ## 4. Call the API
 
 \`\`\`sh
-curl -s {base_url}/api/v1/lead -H "Authorization: Bearer $ACCESS_TOKEN" \\
+curl -s $BASE/api/v1/lead -H "Authorization: Bearer $ACCESS_TOKEN" \\
   -H 'Content-Type: application/json' -d '{"nome": "Ana", "email": "ana@example.com"}'
 \`\`\`
 
-Send the token only in the \`Authorization\` header. A token that is present but malformed, expired or revoked is
-refused with \`401 invalid_token\` and \`WWW-Authenticate: Bearer error="invalid_token", resource_metadata=…\`; it is
-never silently treated as anonymous. To call anonymously, send no \`Authorization\` header at all.
+The answer is \`201\` with the stored lead's \`id\`. Send the token only in the \`Authorization\` header. A token that is
+present but malformed, expired or revoked is refused with \`401 invalid_token\` and
+\`WWW-Authenticate: Bearer error="invalid_token", resource_metadata=…\`; it is never silently treated as anonymous. To call
+anonymously, send no \`Authorization\` header at all.
 
 ## 5. Renew
 
@@ -93,8 +101,10 @@ when a refresh is refused.
 ## 6. Revoke
 
 \`\`\`sh
-curl -s {base_url}/oauth2/revoke --data-urlencode "token=$ACCESS_TOKEN"   # this access token, on every instance at once
-curl -s {base_url}/oauth2/revoke --data-urlencode "token=$ASSERTION"      # the whole registration: its assertion and all its tokens
+# This access token, on every instance at once:
+curl -s $BASE/oauth2/revoke --data-urlencode "token=$ACCESS_TOKEN"
+# The whole registration: its assertion and all its tokens:
+curl -s $BASE/oauth2/revoke --data-urlencode "token=$ASSERTION"
 \`\`\`
 
 Revocation (RFC 7009) answers \`200\` for known and unknown tokens alike.
@@ -157,12 +167,17 @@ tokens carry the scopes the client was created with:
 | \`webhooks:manage\` | manage webhook endpoints, which receive every new lead ([webhooks]({base_url}/docs/webhooks)) |
 | \`leads:erase\` | data-subject requests: erasure and revocation of consent ([privacy]({base_url}/docs/privacy)) |
 
-The shell blocks below run in order in one shell; they use \`jq\` to take values out of JSON answers.
+The shell blocks below run in order in one bash session and need \`curl\`, Node.js (for the CLI) and
+[\`jq\`](https://jqlang.org/), which takes values out of the JSON answers. \`BASE\` is the service and \`SERVICE_DIR\` its
+folder on the machine it runs on (where \`npm start\` runs it); set them first to point the blocks elsewhere.
 
 ## 1. Create a client (on the server)
 
 \`\`\`sh
-npm run --silent clients:create -- --name "CRM" --scope "leads:read leads:export leads:write" | tail -n 1 > client.json
+BASE=\${BASE:-{base_url}}
+SERVICE_DIR=\${SERVICE_DIR:-.}
+npm --prefix "$SERVICE_DIR" run --silent clients:create -- \\
+  --name "CRM" --scope "leads:read leads:export leads:write" | tail -n 1 > client.json
 CLIENT_ID=$(jq -r .client_id client.json)
 CLIENT_SECRET=$(jq -r .client_secret client.json)
 \`\`\`
@@ -177,7 +192,7 @@ instance at once.
 ## 2. Get an access token
 
 \`\`\`sh
-ACCESS_TOKEN=$(curl -s {base_url}/oauth2/token -u "$CLIENT_ID:$CLIENT_SECRET" \\
+ACCESS_TOKEN=$(curl -s $BASE/oauth2/token -u "$CLIENT_ID:$CLIENT_SECRET" \\
   -d grant_type=client_credentials -d scope="leads:read leads:export" | jq -r .access_token)
 \`\`\`
 
@@ -190,7 +205,7 @@ Any OAuth library's client-credentials grant works unmodified; the token endpoin
 ## 3. List leads
 
 \`\`\`sh
-curl -s "{base_url}/api/v1/leads?limit=50" -H "Authorization: Bearer $ACCESS_TOKEN" | jq .
+curl -s "$BASE/api/v1/leads?limit=50" -H "Authorization: Bearer $ACCESS_TOKEN" | jq .
 \`\`\`
 
 \`{"data": [lead, …], "next_cursor": "…" | null}\`, newest first. Pass \`cursor=<next_cursor>\` for the next page (the
@@ -203,7 +218,7 @@ whose \`errors[]\` name it.
 ## 4. Export
 
 \`\`\`sh
-curl -s -OJ "{base_url}/api/v1/leads/export?format=csv&delimiter=%3B" -H "Authorization: Bearer $ACCESS_TOKEN"
+curl -s -OJ "$BASE/api/v1/leads/export?format=csv&delimiter=%3B" -H "Authorization: Bearer $ACCESS_TOKEN"
 \`\`\`
 
 CSV (RFC 4180, UTF-8, a header row) or \`format=jsonl\` (JSON Lines), with the list's filters, streamed however many
@@ -215,17 +230,19 @@ instance; one more is \`503 export_busy\` with \`Retry-After\`.
 ## 5. The CLI
 
 \`\`\`sh
-curl -fsSL {base_url}/cli/leads -o leads && chmod +x leads
+curl -fsSL $BASE/cli/leads -o leads && chmod +x leads
 LEADS_CLIENT_SECRET="$CLIENT_SECRET" ./leads login --client-id "$CLIENT_ID"
 ./leads list
 ./leads export --format csv --output leads.csv
-./leads import leads.csv
+printf 'nome,email,empresa,origem\\nJoão Souza,joao.souza@example.com,Souza & Filhos,feira\\n' > new-leads.csv
+./leads import new-leads.csv
 \`\`\`
 
 \`leads login\` reads the secret from \`LEADS_CLIENT_SECRET\` or standard input, never from a flag, and keeps it in its
 credentials file only with \`--save-secret\` (then it renews the token, valid ${lifetime(TOKEN_LIFETIMES.access_token)}, by itself; otherwise log in again, or
 keep \`LEADS_CLIENT_SECRET\` set). \`LEADS_CLIENT_ID\` with \`LEADS_CLIENT_SECRET\` work without a login, for scripts.
-\`leads import\` reads CSV with \`,\` or \`;\` (a UTF-8 byte order mark and
+\`leads export\` writes every column of a lead; \`leads import\` takes the lead fields (and the page context's) as columns,
+so a file of new leads like \`new-leads.csv\` above, not an export. It reads CSV with \`,\` or \`;\` (a UTF-8 byte order mark and
 quoted line breaks are fine) and, while logged in, sends as the client (it needs \`leads:write\`).
 
 ## Webhooks
@@ -326,8 +343,10 @@ app.post('/hooks/leads', express.raw({ type: 'application/json' }), (req, res) =
     return res.status(400).end();
   }
   res.status(204).end(); // answer first, then work
-  handle(event);
+  console.log(event.type, event.data);
 });
+
+app.listen(4000);
 \`\`\`
 
 Or in plain Node, with nothing installed:
@@ -414,14 +433,22 @@ allows \`http\` and private or loopback addresses; never set it in production.
 
 ## The API with curl
 
-These blocks run in order in one shell and use [\`jq\`](https://jqlang.org/) to take values out of JSON answers. First
-an operator client with \`webhooks:manage\` (on the server, as in [operators](/docs/operators)) and a token:
+These blocks run in order in one bash session and need \`curl\`, Node.js (for the CLI) and
+[\`jq\`](https://jqlang.org/), which takes values out of the JSON answers. Set first what is yours: \`BASE\`, the service;
+\`SERVICE_DIR\`, its folder on the machine it runs on; \`RECEIVER_URL\`, your receiver. The default receiver is the
+Express one above listening on port 4000 of this machine; it is \`http\` on a loopback address, so the service must run
+with \`WEBHOOKS_ALLOW_PRIVATE=true\` (development only: see "Which URLs are allowed" above). Then an operator client with
+\`webhooks:manage\` (on the server, as in [operators](/docs/operators)) and a token:
 
 \`\`\`sh
-npm run --silent clients:create -- --name "Webhooks" --scope "webhooks:manage" | tail -n 1 > client.json
+BASE=\${BASE:-{base_url}}
+SERVICE_DIR=\${SERVICE_DIR:-.}
+RECEIVER_URL=\${RECEIVER_URL:-http://localhost:4000/hooks/leads}
+npm --prefix "$SERVICE_DIR" run --silent clients:create -- \\
+  --name "Webhooks" --scope "webhooks:manage" | tail -n 1 > client.json
 CLIENT_ID=$(jq -r .client_id client.json)
 CLIENT_SECRET=$(jq -r .client_secret client.json)
-TOKEN=$(curl -s {base_url}/oauth2/token -u "$CLIENT_ID:$CLIENT_SECRET" \\
+TOKEN=$(curl -s $BASE/oauth2/token -u "$CLIENT_ID:$CLIENT_SECRET" \\
   -d grant_type=client_credentials -d scope=webhooks:manage | jq -r .access_token)
 \`\`\`
 
@@ -429,8 +456,9 @@ Create an endpoint (\`201\`; \`url\` required, \`events\` and \`description\` op
 again.
 
 \`\`\`sh
-curl -s {base_url}/api/v1/webhooks -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \\
-  -d '{"url": "https://crm.example.com/hooks/leads", "events": ["lead.received"], "description": "CRM sync"}' > endpoint.json
+jq -n --arg url "$RECEIVER_URL" '{url: $url, events: ["lead.received"], description: "CRM sync"}' |
+  curl -s $BASE/api/v1/webhooks -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \\
+    -d @- > endpoint.json
 WEBHOOK_ID=$(jq -r .id endpoint.json)
 WEBHOOK_SECRET=$(jq -r .secret endpoint.json)
 \`\`\`
@@ -438,15 +466,17 @@ WEBHOOK_SECRET=$(jq -r .secret endpoint.json)
 List the endpoints (oldest first; at most \`WEBHOOK_MAX_ENDPOINTS\`, 50 by default, exist at once) and read one:
 
 \`\`\`sh
-curl -s {base_url}/api/v1/webhooks -H "Authorization: Bearer $TOKEN" | jq .
-curl -s {base_url}/api/v1/webhooks/$WEBHOOK_ID -H "Authorization: Bearer $TOKEN" | jq .
+curl -s $BASE/api/v1/webhooks -H "Authorization: Bearer $TOKEN" | jq .
+curl -s $BASE/api/v1/webhooks/$WEBHOOK_ID -H "Authorization: Bearer $TOKEN" | jq .
 \`\`\`
 
 Send a test message (\`202\`) and watch its attempts in the delivery log:
 
 \`\`\`sh
-MESSAGE_ID=$(curl -s -X POST {base_url}/api/v1/webhooks/$WEBHOOK_ID/test -H "Authorization: Bearer $TOKEN" | jq -r .message_id)
-curl -s "{base_url}/api/v1/webhooks/$WEBHOOK_ID/deliveries?message_id=$MESSAGE_ID" -H "Authorization: Bearer $TOKEN" | jq .
+MESSAGE_ID=$(curl -s -X POST $BASE/api/v1/webhooks/$WEBHOOK_ID/test \\
+  -H "Authorization: Bearer $TOKEN" | jq -r .message_id)
+curl -s "$BASE/api/v1/webhooks/$WEBHOOK_ID/deliveries?message_id=$MESSAGE_ID" \\
+  -H "Authorization: Bearer $TOKEN" | jq .
 \`\`\`
 
 The log (\`GET …/deliveries\`) lists attempts newest first, \`limit\` 1 to 200 (50 by default) a page, the next page with
@@ -458,27 +488,29 @@ Send again every message of a time range (\`since\` inclusive, \`until\` exclusi
 each with its original \`webhook-id\`; the answer counts them (\`202 {"replayed": n}\`):
 
 \`\`\`sh
-curl -s {base_url}/api/v1/webhooks/$WEBHOOK_ID/replay -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \\
-  -d '{"since": "2026-11-22T00:00:00-03:00", "until": "2026-11-23T00:00:00-03:00"}' | jq .
+curl -s $BASE/api/v1/webhooks/$WEBHOOK_ID/replay -H "Authorization: Bearer $TOKEN" \\
+  -H 'Content-Type: application/json' -d '{"since": "2026-11-22T00:00:00-03:00", "until": "2026-11-23T00:00:00-03:00"}' | jq .
 \`\`\`
 
 Rotate the secret (the previous one signs beside the new one for 24 hours):
 
 \`\`\`sh
-WEBHOOK_SECRET=$(curl -s -X POST {base_url}/api/v1/webhooks/$WEBHOOK_ID/rotate-secret -H "Authorization: Bearer $TOKEN" | jq -r .secret)
+WEBHOOK_SECRET=$(curl -s -X POST $BASE/api/v1/webhooks/$WEBHOOK_ID/rotate-secret \\
+  -H "Authorization: Bearer $TOKEN" | jq -r .secret)
 \`\`\`
 
 Disable the endpoint, enable it again, change it (\`url\`, \`events\`, \`description\`, \`null\` clears it), delete it
 (\`204\`, with its log):
 
 \`\`\`sh
-curl -s -X PATCH {base_url}/api/v1/webhooks/$WEBHOOK_ID -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \\
-  -d '{"status": "disabled"}' | jq .status
-curl -s -X PATCH {base_url}/api/v1/webhooks/$WEBHOOK_ID -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \\
-  -d '{"status": "enabled"}' | jq .status
-curl -s -X PATCH {base_url}/api/v1/webhooks/$WEBHOOK_ID -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \\
-  -d '{"description": null}' | jq .
-curl -s -X DELETE {base_url}/api/v1/webhooks/$WEBHOOK_ID -H "Authorization: Bearer $TOKEN" -o /dev/null -w '%{http_code}\\n'
+curl -s -X PATCH $BASE/api/v1/webhooks/$WEBHOOK_ID -H "Authorization: Bearer $TOKEN" \\
+  -H 'Content-Type: application/json' -d '{"status": "disabled"}' | jq .status
+curl -s -X PATCH $BASE/api/v1/webhooks/$WEBHOOK_ID -H "Authorization: Bearer $TOKEN" \\
+  -H 'Content-Type: application/json' -d '{"status": "enabled"}' | jq .status
+curl -s -X PATCH $BASE/api/v1/webhooks/$WEBHOOK_ID -H "Authorization: Bearer $TOKEN" \\
+  -H 'Content-Type: application/json' -d '{"description": null}' | jq .
+curl -s -X DELETE $BASE/api/v1/webhooks/$WEBHOOK_ID -H "Authorization: Bearer $TOKEN" \\
+  -o /dev/null -w '%{http_code}\\n'
 \`\`\`
 
 Errors are [problems](/docs/errors): \`404 webhook_not_found\` for an unknown id, \`409 webhook_limit_reached\` past
@@ -490,9 +522,9 @@ Errors are [problems](/docs/errors): \`404 webhook_not_found\` for an unknown id
 Logged in as an operator client with \`webhooks:manage\` ([operators](/docs/operators), step 5):
 
 \`\`\`sh
-curl -fsSL {base_url}/cli/leads -o leads && chmod +x leads
+curl -fsSL $BASE/cli/leads -o leads && chmod +x leads
 LEADS_CLIENT_SECRET="$CLIENT_SECRET" ./leads login --client-id "$CLIENT_ID"
-./leads webhooks add https://crm.example.com/hooks/leads --event lead.received --description "CRM sync"   # prints the secret, once
+./leads webhooks add "$RECEIVER_URL" --event lead.received --description "CRM sync"   # prints the secret, once
 ./leads webhooks list
 WEBHOOK_ID=$(./leads webhooks list --json | jq -r '.data[0].id')
 ./leads webhooks test "$WEBHOOK_ID"
@@ -565,8 +597,17 @@ the lead ids and counts, and leaves an audit record.
 | Erasure (IV, VI) | \`POST /api/v1/data-subject-requests/erasure\` | \`leads:erase\` | \`leads subject erase <email>\` |
 | Revocation of consent (IX; Art. 8 §5) | \`POST /api/v1/data-subject-requests/consent-revocation\` | \`leads:erase\` | \`leads subject revoke <email>\` |
 
+With an operator client made on the server as in [operators]({base_url}/docs/operators) (this block runs in bash with
+\`curl\` and [\`jq\`](https://jqlang.org/); \`BASE\` is the service, \`SERVICE_DIR\` its folder):
+
 \`\`\`sh
-curl -s -X POST {base_url}/api/v1/data-subject-requests/access \\
+BASE=\${BASE:-{base_url}}
+SERVICE_DIR=\${SERVICE_DIR:-.}
+npm --prefix "$SERVICE_DIR" run --silent clients:create -- \\
+  --name "Privacy requests" --scope "leads:read leads:erase" | tail -n 1 > client.json
+TOKEN=$(curl -s $BASE/oauth2/token -u "$(jq -r .client_id client.json):$(jq -r .client_secret client.json)" \\
+  -d grant_type=client_credentials | jq -r .access_token)
+curl -s -X POST $BASE/api/v1/data-subject-requests/access \\
   -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \\
   -d '{"email": "maria.souza@souzaefilhos.com.br"}'
 \`\`\`

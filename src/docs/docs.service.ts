@@ -35,7 +35,7 @@ export class DocsService {
     const sources = [...DOC_PAGES, this.errorsPageSource()];
     this.pages = sources.map((source) => {
       const markdown = source.markdown.replaceAll('{base_url}', base).trim();
-      const html = docsLayout(source.title, marked.parse(markdown, { async: false }));
+      const html = docsLayout(source.title, marked.parse(markdown, { async: false }), `/docs/${source.slug}`);
       return { slug: source.slug, title: source.title, summary: source.summary, url: `${base}/docs/${source.slug}`, markdown, html };
     });
   }

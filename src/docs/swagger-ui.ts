@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import swaggerUiDistPath from 'swagger-ui-dist/absolute-path.js';
 import { GRAPHQL_EXPLORER_JS } from '../graphql/graphql-explorer.js';
-import { DOCS_CSS } from './docs-layout.js';
+import { DOCS_CSS, NAV_CSS, siteHeader } from './docs-layout.js';
 
 /** Swagger UI from swagger-ui-dist, loading nothing from another host. The init script is a file, so CSP needs no inline script. */
 export const SWAGGER_UI_HTML = `<!doctype html>
@@ -11,10 +11,12 @@ export const SWAGGER_UI_HTML = `<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Leads API · explorer</title>
+<link rel="icon" href="/favicon.ico" sizes="32x32">
 <link rel="stylesheet" href="/docs/assets/swagger-ui.css">
-<link rel="icon" type="image/png" href="/docs/assets/favicon-32x32.png" sizes="32x32">
+<link rel="stylesheet" href="/docs/assets/explorer.css">
 </head>
 <body>
+${siteHeader('/docs')}
 <main id="swagger-ui" aria-label="API explorer"></main>
 <script src="/docs/assets/swagger-ui-bundle.js"></script>
 <script src="/docs/assets/swagger-init.js"></script>
@@ -40,6 +42,12 @@ const SWAGGER_INIT_JS = `window.addEventListener('load', function () {
 });
 `;
 
+/** The site's navigation on Swagger UI's page, and long words in its descriptions broken rather than widening a phone's page. */
+const EXPLORER_CSS = `body{margin:0}
+${NAV_CSS}.site-nav{max-width:1460px;padding:.6rem 20px}
+.swagger-ui .markdown,.swagger-ui .renderedMarkdown{overflow-wrap:anywhere}
+`;
+
 export interface DocsAsset {
   type: string;
   content: Buffer;
@@ -55,5 +63,6 @@ export const DOCS_ASSETS: Record<string, DocsAsset> = {
   'favicon-16x16.png': { type: 'image/png', content: dist('favicon-16x16.png') },
   'swagger-init.js': { type: 'text/javascript; charset=utf-8', content: Buffer.from(SWAGGER_INIT_JS) },
   'docs.css': { type: 'text/css; charset=utf-8', content: Buffer.from(DOCS_CSS) },
+  'explorer.css': { type: 'text/css; charset=utf-8', content: Buffer.from(EXPLORER_CSS) },
   'graphql-explorer.js': { type: 'text/javascript; charset=utf-8', content: Buffer.from(GRAPHQL_EXPLORER_JS) },
 };

@@ -126,5 +126,5 @@ ${formMarkup(EN, { trial: true, idPrefix: 'en-' })}
 </section>
 </div>
 <script src="/forms/leads.js" defer></script>`;
-  return docsLayout('Lead form for your site', body);
+  return docsLayout('Lead form for your site', body, '/forms/example');
 }
