@@ -9,10 +9,12 @@
 //   - modern:  POST /mcp tools/call validate_lead in 2026-07-28 (Mcp-Method / Mcp-Name headers, _meta in the body).
 // Reports each side's req/s and p99 per round, and the medians over rounds of the paired ratios MCP/sandbox of req/s
 // (target ≥ 0.5) and of p99 (target ≤ 2). Every answer is checked before the load starts; a non-2xx fails the run.
+// Also the service's CPU time per request (/proc/PID/stat over the measured seconds) and sandbox's ÷ MCP's: what the
+// req/s ratio would be on a core of its own, and much steadier than req/s when other processes share the machine.
 // --quick: 2 rounds of 4 s; to check that a run works, not to quote. SERVICE_NODE_ARGS='--cpu-prof --cpu-prof-dir=DIR'
 // profiles the service (bench/support.mjs); bench/cpuprofile-summary.mjs summarises the profiles.
 // Prints a Markdown section for bench/RESULTS.md on stdout; progress on stderr.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -104,13 +106,21 @@ function runLoad(options) {
   return new Promise((done, fail) => autocannon(options, (error, result) => (error ? fail(error) : done(result))));
 }
 
+/** CPU time (user + system, ms) the process has used: /proc/PID/stat's utime and stime, in clock ticks of 10 ms. */
+function cpuMs(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
 async function measure(service, side, opts) {
   const load = { url: service.base + side.path, method: 'POST', headers: side.headers, body: side.body, connections: opts.connections };
   if (opts.warmup > 0) await runLoad({ ...load, duration: opts.warmup });
+  const cpuBefore = cpuMs(service.pid);
   const result = await runLoad({ ...load, duration: opts.duration });
+  const cpu = cpuMs(service.pid) - cpuBefore;
   if (result.non2xx || result.errors || result.timeouts)
     throw new Error(`${side.title}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`);
-  return { rps: result.requests.average, p99: result.latency.p99 };
+  return { rps: result.requests.average, p99: result.latency.p99, cpuUs: (1000 * cpu) / result.requests.total };
 }
 
 async function main() {
@@ -135,7 +145,10 @@ async function main() {
       const pair = {};
       for (const name of order) {
         pair[name] = await measure(service, SIDES[name], opts);
-        log(`round ${round}/${opts.rounds} ${name.padEnd(7)} ${Math.round(pair[name].rps)} req/s, p99 ${pair[name].p99} ms (load ${loadavg()[0].toFixed(2)})`);
+        const m = pair[name];
+        log(
+          `round ${round}/${opts.rounds} ${name.padEnd(7)} ${Math.round(m.rps)} req/s, p99 ${m.p99} ms, ${Math.round(m.cpuUs)} µs CPU/request (load ${loadavg()[0].toFixed(2)})`,
+        );
       }
       rounds.push(pair);
     }
@@ -149,8 +162,12 @@ async function main() {
     const rps = median(rounds.map((pair) => pair[name].rps));
     const p99 = median(rounds.map((pair) => pair[name].p99));
     const perRound = rounds.map((pair) => Math.round(pair[name].rps)).join(' / ');
-    const ratios = name === 'sandbox' || !rounds[0].sandbox ? ' | ' : `${ratio(name, 'rps').toFixed(2)} | ${ratio(name, 'p99').toFixed(2)}`;
-    return `| ${SIDES[name].title} | ${perRound} | ${Math.round(rps)} | ${p99} | ${ratios} |`;
+    const cpuUs = median(rounds.map((pair) => pair[name].cpuUs));
+    const ratios =
+      name === 'sandbox' || !rounds[0].sandbox
+        ? ' |  | '
+        : `${ratio(name, 'rps').toFixed(2)} | ${ratio(name, 'p99').toFixed(2)} | ${(1 / ratio(name, 'cpuUs')).toFixed(2)}`;
+    return `| ${SIDES[name].title} | ${perRound} | ${Math.round(rps)} | ${p99} | ${Math.round(cpuUs)} | ${ratios} |`;
   };
   const verdict = (name) => {
     const rps = ratio(name, 'rps');
@@ -164,10 +181,11 @@ async function main() {
       `\`node bench/mcp.mjs ${process.argv.slice(2).join(' ')}\`${opts.service ? ` (service ${opts.service})` : ''}: one service, ${opts.rounds} rounds of ` +
         `${opts.duration} s per side (after ${opts.warmup} s warm-up), ${opts.connections} connections, sides alternated; Node ${process.version}, ` +
         `${cpus().length} CPUs${hasTaskset ? ' (service pinned to CPU 0, autocannon on the others)' : ''}; load average ${load1.toFixed(2)} at the start, ` +
-        `${loadavg()[0].toFixed(2)} at the end. Ratios: medians over rounds of each round's MCP value ÷ the sandbox value of the same round.`,
+        `${loadavg()[0].toFixed(2)} at the end. Ratios: medians over rounds of each round's MCP value ÷ the sandbox value of the same round ` +
+        `(CPU: sandbox's ÷ MCP's).`,
       '',
-      '| side | req/s per round | median req/s | median p99 ms | req/s ÷ sandbox | p99 ÷ sandbox |',
-      '|---|---|--:|--:|--:|--:|',
+      '| side | req/s per round | median req/s | median p99 ms | service CPU µs/request | req/s ÷ sandbox | p99 ÷ sandbox | sandbox CPU ÷ this CPU |',
+      '|---|---|--:|--:|--:|--:|--:|--:|',
       ...opts.sides.map(row),
       '',
       ...(opts.sides.includes('sandbox') ? opts.sides.filter((name) => name !== 'sandbox').map((name) => `- ${verdict(name)}`) : []),
