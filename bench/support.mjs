@@ -25,8 +25,9 @@ export const pinned = (cpu, args) => (hasTaskset ? ['taskset', ['-c', String(cpu
  * Starts dist/server.mjs on `dataDir` (pinned to CPU 0), rate limits far beyond any load here, and waits for its first
  * healthy answer. `env` is the service's environment, for commands that must reach the same database. stop() leaves
  * the data directory to the caller. SERVICE_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' profiles the service.
+ * `script`: another build's server.mjs (a "before" measurement); dist/server.mjs by default.
  */
-export async function startService(dataDir, extraEnv = {}) {
+export async function startService(dataDir, extraEnv = {}, script = SERVICE) {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const env = {
@@ -44,7 +45,7 @@ export async function startService(dataDir, extraEnv = {}) {
     ...extraEnv,
   };
   const nodeArgs = process.env.SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-  const [command, args] = pinned(0, [process.execPath, ...nodeArgs, SERVICE]);
+  const [command, args] = pinned(0, [process.execPath, ...nodeArgs, script]);
   const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (chunk) => {

@@ -1,6 +1,6 @@
 import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import { createMcpHandler, type McpHttpHandler } from '@modelcontextprotocol/server';
-import { hostHeaderValidation, toNodeHandler } from '@modelcontextprotocol/node';
+import { hostHeaderValidation } from '@modelcontextprotocol/node';
 import type { Request, Response } from 'express';
 import { AppConfig } from '../config/config.js';
 import { APP_CONFIG } from '../config/config.module.js';
@@ -8,6 +8,7 @@ import { callerOf } from '../auth/caller.decorator.js';
 import { principalOf } from '../auth/principal.js';
 import { requestIdOf } from '../request/request-id.js';
 import { mcpBody } from './mcp-message.js';
+import { serveMcp } from './mcp-transport.js';
 import { McpCall, McpServerFactory } from './mcp-server.factory.js';
 import { buildServerCard } from './server-card.js';
 
@@ -24,7 +25,6 @@ const UNKNOWN_CALL: McpCall = { caller: { scope: 'unknown', registrationId: null
 @Injectable()
 export class McpService implements OnModuleDestroy {
   private readonly handler: McpHttpHandler;
-  private readonly node: ReturnType<typeof toNodeHandler>;
   private readonly validHost: ReturnType<typeof hostHeaderValidation>;
   private readonly origins: ReadonlySet<string>;
   private readonly card: { body: string; etag: string };
@@ -34,7 +34,6 @@ export class McpService implements OnModuleDestroy {
       const { call, toolCalled } = (authInfo?.extra ?? {}) as { call?: McpCall; toolCalled?: string };
       return factory.create(call ?? UNKNOWN_CALL, toolCalled);
     });
-    this.node = toNodeHandler(this.handler);
     const publicHost = new URL(config.publicBaseUrl).hostname;
     // Browsers may call from our own origin and from the web-form origins, compared whole (scheme, host and port); a `*`
     // there opens the forms, not MCP. Server-side agents send no Origin at all.
@@ -59,7 +58,7 @@ export class McpService implements OnModuleDestroy {
     // The token's scopes decide which tools this caller's server holds (operator tools need theirs).
     const call: McpCall = { caller, scopes: principalOf(req).scopes, requestId: requestIdOf(req) };
     req.auth = { token: '', clientId: caller.registrationId ?? 'anonymous', scopes: [], extra: { call, toolCalled: toolCalled(body) } };
-    await this.node(req, res, body);
+    await serveMcp(this.handler, req, res, body);
   }
 
   /** A present Origin must be one of ours exactly; refused like the SDK refuses a foreign Host (403, -32000). */
