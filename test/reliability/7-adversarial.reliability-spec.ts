@@ -2,7 +2,7 @@ import { cpus } from 'node:os';
 import { freshDatabase, TestDatabase } from '../support/database.js';
 import { GENEROUS_LIMITS } from '../support/server-process.js';
 import { slowHeaderFlood, type SlowSocket } from './support/connection-flood.js';
-import { hostileCorpus } from './support/hostile-corpus.js';
+import { BODY_LIMIT_BYTES, hostileCorpus } from './support/hostile-corpus.js';
 import { type CorpusRun, runCorpus } from './support/hostile-run.js';
 import { HttpClient, JSON_HEADERS } from './support/http-client.js';
 import { runLoad } from './support/load.js';
@@ -75,7 +75,7 @@ describe('scenario 7: adversarial input and connections', () => {
         `${o.answer === 'CLIENT_TIMEOUT' ? `> ${STUCK_AFTER_MS / 1000} s (no answer)` : `${ms(o.holdMs)} (${o.answer})`}: ${o.call.surface} ${o.call.field}, ${o.call.variant}`;
       const delay = corpus.delays.at(-1);
       lines.push(
-        `corpus: ${corpus.outcomes.length} hostile requests (${corpusSize} generated: ${new Set(calls.map((c) => `${c.surface} ${c.field}`)).size} fields × ${new Set(calls.map((c) => c.variant)).size} kinds of value, each grown to the 16 KiB body limit or 15 KiB of header) in ${(corpus.elapsedMs / 1000).toFixed(1)} s, one at a time; answers ${counts(corpus.outcomes.map((o) => o.answer))}`,
+        `corpus: ${corpus.outcomes.length} hostile requests (${corpusSize} generated: ${new Set(calls.map((c) => `${c.surface} ${c.field}`)).size} fields × ${new Set(calls.map((c) => c.variant)).size} kinds of value, each grown to the ${BODY_LIMIT_BYTES / 1024} KiB body limit or 15 KiB of header) in ${(corpus.elapsedMs / 1000).toFixed(1)} s, one at a time; answers ${counts(corpus.outcomes.map((o) => o.answer))}`,
         `worst request's event-loop hold: ${sorted[0] ? hold(sorted[0]) : 'none'} (budget ${WORST_HOLD_MS} ms)`,
         `next worst: ${sorted.slice(1, 4).map(hold).join('; ') || 'none'}`,
         `worst answered request: ${answered[0] ? hold(answered[0]) : 'none'}; ${answered.filter((o) => o.holdMs > WORST_HOLD_MS).length} answered over the budget, ${answered.filter((o) => o.holdMs > 10).length} over 10 ms; ${remeasured.length} sent twice more after a first hold over the budget, keeping the shortest${remeasured.length ? ` (${remeasured.map((o) => `${o.call.field}, ${o.call.variant}: ${o.retries!.map(ms).join(', ')}`).join('; ')})` : ''}`,

@@ -1,3 +1,4 @@
+import { BODY_LIMIT_BYTES } from '../../../src/server/http-limits.js';
 import type { Call } from './http-client.js';
 
 /**
@@ -8,7 +9,7 @@ import type { Call } from './http-client.js';
  * test nothing).
  */
 
-export const BODY_LIMIT_BYTES = 16 * 1024;
+export { BODY_LIMIT_BYTES };
 /** Node refuses a header section over 16 KiB with 431 before the service sees it; a value this long still gets in. */
 const HEADER_VALUE_BYTES = 15 * 1024;
 /** GraphQL refuses a query text over 8192 characters before parsing it: a query body this long is parsed. */

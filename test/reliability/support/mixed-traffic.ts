@@ -1,7 +1,6 @@
+import { BODY_LIMIT_BYTES as BODY_LIMIT } from '../../../src/server/http-limits.js';
 import { HttpClient, JSON_HEADERS, Reply } from './http-client.js';
 import { agentToken, exchange, LeadLedger, leadBody, register } from './leads.js';
-
-const BODY_LIMIT = 16 * 1024;
 
 /**
  * The traffic of scenario 1: every public door at once, each request kind with the statuses it may get. 429 is always
