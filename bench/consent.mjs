@@ -9,12 +9,9 @@
 // The service runs pinned to CPU 0 (bench/support.mjs); autocannon shares the other core.
 // --quick: 1 round of 5 s; to check that a run works, not to quote.
 // Prints a Markdown section for bench/RESULTS.md on stdout; progress on stderr.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { cpus, loadavg } from 'node:os';
 import autocannon from 'autocannon';
-import pg from 'pg';
-import { hasTaskset, median, startService } from './support.mjs';
+import { freshDatabase, hasTaskset, median, startService } from './support.mjs';
 
 const PLAIN = {
   nome: 'Maria Fernanda Souza',
@@ -69,41 +66,14 @@ function parseArgs(argv) {
 }
 
 const log = (line) => process.stderr.write(`${line}\n`);
-let schemas = 0;
-
-async function freshDatabase(kind) {
-  const dataDir = mkdtempSync(join(tmpdir(), 'bench-consent-'));
-  if (kind === 'sqlite') return { env: {}, dataDir, drop: async () => rmSync(dataDir, { recursive: true, force: true }) };
-  const schema = `bench_consent_${process.pid}_${++schemas}`;
-  const admin = async (sql) => {
-    const client = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
-    await client.connect();
-    try {
-      await client.query(sql);
-    } finally {
-      await client.end();
-    }
-  };
-  await admin(`CREATE SCHEMA ${schema}`);
-  const url = new URL(process.env.TEST_DATABASE_URL);
-  url.searchParams.set('options', `-c search_path=${schema}`);
-  return {
-    env: { DATABASE_URL: url.toString(), SECRETS_KEY: Buffer.alloc(32, 21).toString('base64') },
-    dataDir,
-    drop: async () => {
-      await admin(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-      rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
-}
 
 function runLoad(options) {
   return new Promise((done, fail) => autocannon(options, (error, result) => (error ? fail(error) : done(result))));
 }
 
 async function intake(kind, body, opts) {
-  const database = await freshDatabase(kind);
-  const service = await startService(database.dataDir, database.env);
+  const database = await freshDatabase(kind, 'consent');
+  const service = await startService(database.dataDir, { ...database.env, SECRETS_KEY: Buffer.alloc(32, 21).toString('base64') });
   try {
     const text = JSON.stringify(body);
     const sample = await fetch(`${service.base}/api/v1/lead`, { method: 'POST', headers: JSON_HEADERS, body: text });

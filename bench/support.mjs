@@ -2,13 +2,14 @@
 // operator client and its token, and seeding leads straight into a SQLite file.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
-import { cpus } from 'node:os';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
+import pg from 'pg';
 import { freePort } from '../scripts/free-port.mjs';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -191,4 +192,36 @@ export function median(values) {
 export function percentile(values, p) {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+let schemas = 0;
+
+/**
+ * A fresh database for one service: an empty SQLite folder, or a new PostgreSQL schema of TEST_DATABASE_URL (`kind`
+ * 'postgres'), named after `label`; drop() removes it. `env` is what the service needs to use it.
+ */
+export async function freshDatabase(kind, label) {
+  const dataDir = mkdtempSync(join(tmpdir(), `bench-${label}-`));
+  if (kind === 'sqlite') return { env: {}, dataDir, drop: async () => rmSync(dataDir, { recursive: true, force: true }) };
+  const schema = `bench_${label}_${process.pid}_${++schemas}`;
+  const admin = async (sql) => {
+    const client = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+    await client.connect();
+    try {
+      await client.query(sql);
+    } finally {
+      await client.end();
+    }
+  };
+  await admin(`CREATE SCHEMA ${schema}`);
+  const url = new URL(process.env.TEST_DATABASE_URL);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  return {
+    env: { DATABASE_URL: url.toString() },
+    dataDir,
+    drop: async () => {
+      await admin(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
 }

@@ -20,16 +20,13 @@
 // Prints a Markdown section for bench/RESULTS.md on stdout; progress on stderr.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { Agent, request } from 'node:http';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { clearInterval, setInterval, setTimeout } from 'node:timers';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Worker } from 'node:worker_threads';
 import autocannon from 'autocannon';
-import pg from 'pg';
-import { hasTaskset, median, memory, operatorToken, percentile, ROOT, startService } from './support.mjs';
+import { freshDatabase, hasTaskset, median, memory, operatorToken, percentile, ROOT, startService } from './support.mjs';
 
 const LEAD = {
   nome: '  Maria   Fernanda Souza ',
@@ -119,38 +116,9 @@ async function startReceiver() {
   };
 }
 
-let schemas = 0;
-
-/** A fresh database: an empty SQLite folder, or a new PostgreSQL schema; drop() removes it. */
-async function freshDatabase(kind) {
-  const dataDir = mkdtempSync(join(tmpdir(), 'bench-webhooks-'));
-  if (kind === 'sqlite') return { env: {}, dataDir, drop: async () => rmSync(dataDir, { recursive: true, force: true }) };
-  const schema = `bench_webhooks_${process.pid}_${++schemas}`;
-  const admin = async (sql) => {
-    const client = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
-    await client.connect();
-    try {
-      await client.query(sql);
-    } finally {
-      await client.end();
-    }
-  };
-  await admin(`CREATE SCHEMA ${schema}`);
-  const url = new URL(process.env.TEST_DATABASE_URL);
-  url.searchParams.set('options', `-c search_path=${schema}`);
-  return {
-    env: { DATABASE_URL: url.toString() },
-    dataDir,
-    drop: async () => {
-      await admin(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-      rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
-}
-
 /** A fresh service on a fresh database; with `receiver`, one enabled endpoint for it (all events). */
 async function serviceFor(kind, receiver) {
-  const database = await freshDatabase(kind);
+  const database = await freshDatabase(kind, 'webhooks');
   let service;
   try {
     service = await startService(database.dataDir, { ...database.env, WEBHOOKS_ALLOW_PRIVATE: 'true', SECRETS_KEY });
