@@ -19,16 +19,8 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import autocannon from 'autocannon';
-import { hasTaskset, median, startService } from './support.mjs';
+import { LEAD, hasTaskset, median, startService } from './support.mjs';
 
-const LEAD = {
-  nome: '  Maria   Fernanda Souza ',
-  email: 'maria.souza@SouzaEFilhos.com.BR',
-  telefone: '+55 (11) 98765-4321',
-  empresa: 'Souza & Filhos',
-  mensagem: 'Olá!\nPodem me ligar?',
-  origem: 'bench',
-};
 const MODERN_META = {
   'io.modelcontextprotocol/protocolVersion': '2026-07-28',
   'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '1.0.0' },

@@ -16,6 +16,7 @@ import { performance } from 'node:perf_hooks';
 import { clearTimeout, setTimeout } from 'node:timers';
 import { createRequire } from 'node:module';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { LEAD } from './support.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const SERVICE = join(ROOT, 'dist/server.mjs');
@@ -23,14 +24,6 @@ const BASELINE = join(ROOT, 'bench/baseline.mjs');
 const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 const HEALTH_TIMEOUT_MS = 30_000;
 
-const LEAD = {
-  nome: '  Maria   Fernanda Souza ',
-  email: 'maria.souza@SouzaEFilhos.com.BR',
-  telefone: '+55 (11) 98765-4321',
-  empresa: 'Souza & Filhos',
-  mensagem: 'Olá!\nPodem me ligar?',
-  origem: 'bench',
-};
 const JSON_HEADERS = { 'content-type': 'application/json' };
 const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' };
 

@@ -126,6 +126,16 @@ export async function operatorToken(service, name, scope) {
 }
 
 /** The person whose leads the email filter finds: one lead in every 10,000, the address in mixed case. */
+/** The lead every throughput bench sends: each field with something to normalise (spaces, letter case, a telephone to parse). */
+export const LEAD = {
+  nome: '  Maria   Fernanda Souza ',
+  email: 'maria.souza@SouzaEFilhos.com.BR',
+  telefone: '+55 (11) 98765-4321',
+  empresa: 'Souza & Filhos',
+  mensagem: 'Olá!\nPodem me ligar?',
+  origem: 'bench',
+};
+
 export const FREQUENT_EMAIL = 'Cliente.Frequente@Example.com.br';
 export const SEED_START_MS = Date.UTC(2025, 0, 1);
 /** Leads are seeded 20 ms apart, from SEED_START_MS. */

@@ -26,16 +26,8 @@ import { clearInterval, setInterval, setTimeout } from 'node:timers';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Worker } from 'node:worker_threads';
 import autocannon from 'autocannon';
-import { freshDatabase, hasTaskset, median, memory, operatorToken, percentile, ROOT, startService } from './support.mjs';
+import { LEAD, freshDatabase, hasTaskset, median, memory, operatorToken, percentile, ROOT, startService } from './support.mjs';
 
-const LEAD = {
-  nome: '  Maria   Fernanda Souza ',
-  email: 'maria.souza@SouzaEFilhos.com.BR',
-  telefone: '+55 (11) 98765-4321',
-  empresa: 'Souza & Filhos',
-  mensagem: 'Olá!\nPodem me ligar?',
-  origem: 'bench',
-};
 const LEAD_BODY = JSON.stringify(LEAD);
 const JSON_HEADERS = { 'content-type': 'application/json' };
 /** A fixed key (32 bytes, base64), so that every service start of a run could read the others' secrets. */

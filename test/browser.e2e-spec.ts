@@ -8,6 +8,7 @@ import { OperatorClients } from '../src/oauth/operator-clients.service.js';
 import { expectContract } from './support/contract.js';
 import { freePort } from './support/server-process.js';
 import { countLeads, startTestApp, TestApp } from './support/test-app.js';
+import { SITE_PAGES } from './support/site-pages.js';
 
 /** Debian's chromium package; the suite never downloads a browser. */
 const CHROMIUM = '/usr/bin/chromium';
@@ -615,25 +616,12 @@ describeBrowser(HAVE_CHROMIUM ? `browser (Chromium at ${CHROMIUM})` : `browser (
   });
 
   it('(j) every page of the site: its navigation answers 200, nothing scrolls sideways at 375 px, no code is cut off at 1280 px', async () => {
-    const pages = [
-      '/docs',
-      '/docs/quickstart',
-      '/docs/agents',
-      '/docs/operators',
-      '/docs/webhooks',
-      '/docs/privacy',
-      '/docs/errors',
-      '/docs/api-versioning',
-      '/api/v1/graphql',
-      '/cli/',
-      '/forms/example',
-    ];
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));
     const linked = new Set<string>();
     for (const width of [375, 1280]) {
       await page.setViewportSize({ width, height: 900 });
-      for (const path of pages) {
+      for (const path of SITE_PAGES) {
         const res = await page.goto(`${appBase}${path}`);
         expect([path, res?.status()]).toEqual([path, 200]);
         // Swagger UI renders after load; its full page is thousands of pixels tall: the first screen is enough to see.

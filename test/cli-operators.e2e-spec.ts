@@ -6,15 +6,10 @@ import { join } from 'node:path';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { GENEROUS_LIMITS, ServerProcess, freePort, startServer } from './support/server-process.js';
 import { TestDatabase, freshDatabase } from './support/test-app.js';
+import { type ChildOutput, type CliOptions, runCli } from './support/child-output.js';
 
 // The operator commands of the command-line client (login, list, export, import as an operator client, logout), run
 // as their own processes against the built service, with clients made by `npm run clients:create`.
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
 interface Client {
   client_id: string;
@@ -38,27 +33,13 @@ let server: ServerProcess;
 let operator: Client;
 let reader: Client;
 
-function run(args: string[], options: { input?: string; env?: Record<string, string> } = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(leads, args, {
-      env: { PATH: process.env.PATH, HOME: work, LEADS_CONFIG_DIR: configDir, ...options.env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(options.input ?? '');
-  });
-}
+const run = (args: string[], options?: CliOptions) => runCli({ leads, home: work, configDir }, args, options);
 
 /**
  * Runs the CLI on a pseudo-terminal (util-linux `script`) of `columns` columns; `answer` is typed once `prompt` shows,
  * as a person would (typed earlier, the terminal would echo it before the CLI could turn echo off).
  */
-function runOnTerminal(args: string[], options: { columns?: number; prompt?: string; answer?: string } = {}): Promise<Run> {
+function runOnTerminal(args: string[], options: { columns?: number; prompt?: string; answer?: string } = {}): Promise<ChildOutput> {
   const command = `stty cols ${options.columns ?? 100}; exec ${[leads, ...args].map((arg) => `'${arg.replace(/'/g, `'\\''`)}'`).join(' ')}`;
   return new Promise((resolve, reject) => {
     const child = spawn('script', ['-q', '-e', '-c', command, '/dev/null'], {

@@ -1,19 +1,14 @@
-import { spawn, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GENEROUS_LIMITS, ServerProcess, freePort, startServer } from './support/server-process.js';
 import { TestDatabase, freshDatabase } from './support/test-app.js';
+import { type CliOptions, runCli } from './support/child-output.js';
 
 // `leads subject access|erase|revoke <email>` (docs/decisions/0029-data-subject-requests.md), run as its own process
 // against the built service, with operator clients made by `npm run clients:create`.
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
 interface Client {
   client_id: string;
@@ -29,21 +24,7 @@ let privacy: Client;
 let reader: Client;
 const secretsKey = randomBytes(32).toString('base64');
 
-function run(args: string[], options: { input?: string; env?: Record<string, string> } = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(leads, args, {
-      env: { PATH: process.env.PATH, HOME: work, LEADS_CONFIG_DIR: configDir, ...options.env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(options.input ?? '');
-  });
-}
+const run = (args: string[], options?: CliOptions) => runCli({ leads, home: work, configDir }, args, options);
 
 function createClient(name: string, scope: string): Client {
   const output = execFileSync(process.execPath, ['dist/src/oauth/operator-clients.command.js', 'create', '--name', name, '--scope', scope], {

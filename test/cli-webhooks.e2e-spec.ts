@@ -7,15 +7,10 @@ import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { GENEROUS_LIMITS, ServerProcess, freePort, startServer } from './support/server-process.js';
 import { TestDatabase, freshDatabase } from './support/test-app.js';
+import { type ChildOutput, type CliOptions, runCli } from './support/child-output.js';
 
 // `leads webhooks …` (docs/decisions/0027-webhooks-outbox.md), run as its own process against the built service, with
 // an operator client made by `npm run clients:create` and a receiver on 127.0.0.1 (WEBHOOKS_ALLOW_PRIVATE=true).
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
 interface Client {
   client_id: string;
@@ -74,24 +69,10 @@ const held: ServerResponse[] = [];
 /** Every signing secret the CLI printed: none may be stored or logged. */
 const secrets: string[] = [];
 
-function run(args: string[], options: { input?: string; env?: Record<string, string> } = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(leads, args, {
-      env: { PATH: process.env.PATH, HOME: work, LEADS_CONFIG_DIR: configDir, ...options.env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(options.input ?? '');
-  });
-}
+const run = (args: string[], options?: CliOptions) => runCli({ leads, home: work, configDir }, args, options);
 
 /** Runs the CLI on a pseudo-terminal (util-linux `script`) of `columns` columns; stdout and stderr arrive together. */
-function runOnTerminal(args: string[], columns = 200): Promise<Run> {
+function runOnTerminal(args: string[], columns = 200): Promise<ChildOutput> {
   const command = `stty cols ${columns}; exec ${[leads, ...args].map((arg) => `'${arg.replace(/'/g, `'\\''`)}'`).join(' ')}`;
   return new Promise((resolve, reject) => {
     const child = spawn('script', ['-q', '-e', '-c', command, '/dev/null'], {

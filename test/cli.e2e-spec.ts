@@ -9,6 +9,7 @@ import Database from 'better-sqlite3';
 import { Client } from 'pg';
 import { ServerProcess, freePort, startServer } from './support/server-process.js';
 import { TestDatabase, freshDatabase } from './support/test-app.js';
+import { type CliOptions, outputOf, runCli } from './support/child-output.js';
 
 // The command-line client as a user gets it: downloaded with curl from the running built server, then run as its own
 // process (through its shebang) for every command.
@@ -21,33 +22,13 @@ const GENEROUS_LIMITS = {
 };
 const PACKAGE_VERSION = (JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version;
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 let work: string;
 let configDir: string;
 let leads: string;
 let database: TestDatabase;
 let server: ServerProcess;
 
-function run(args: string[], options: { input?: string; env?: Record<string, string> } = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(leads, args, {
-      env: { PATH: process.env.PATH, HOME: work, LEADS_CONFIG_DIR: configDir, ...options.env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(options.input ?? '');
-  });
-}
+const run = (args: string[], options?: CliOptions) => runCli({ leads, home: work, configDir }, args, options);
 
 const credentialsFile = () => join(configDir, 'credentials.json');
 const readCredentials = () => JSON.parse(readFileSync(credentialsFile(), 'utf8')) as { servers: Record<string, Record<string, string>> };
@@ -537,17 +518,11 @@ describe('import', () => {
         'setInterval(sample, 10).unref();\n' +
         "process.on('exit', () => { sample(); process.stderr.write(`peak-held-kib ${Math.round(peak / 1024)}\\n`); });\n",
     );
-    const result = await new Promise<Run>((resolve, reject) => {
-      const child = spawn(process.execPath, ['--max-old-space-size=32', '--require', rss, leads, 'import', path, '--dry-run'], {
+    const result = await outputOf(
+      spawn(process.execPath, ['--max-old-space-size=32', '--require', rss, leads, 'import', path, '--dry-run'], {
         env: { PATH: process.env.PATH, HOME: work, LEADS_CONFIG_DIR: configDir },
-      });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (chunk) => (stdout += chunk));
-      child.stderr.on('data', (chunk) => (stderr += chunk));
-      child.on('error', reject);
-      child.on('close', (code) => resolve({ code, stdout, stderr }));
-    });
+      }),
+    );
     rmSync(path);
     expect(result.stdout).toBe(
       [

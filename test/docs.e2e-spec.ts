@@ -3,6 +3,7 @@ import { SITE_LINKS } from '../src/docs/docs-layout.js';
 import { ERROR_CATALOG, ErrorCode } from '../src/problem/error-catalog.js';
 import { CONTRACT, expectContract } from './support/contract.js';
 import { startTestApp, TestApp } from './support/test-app.js';
+import { SITE_PAGES } from './support/site-pages.js';
 
 const BASE = 'http://leads.test';
 const HTML = 'text/html; charset=utf-8';
@@ -246,21 +247,7 @@ describe('docs', () => {
   });
 
   describe('the site', () => {
-    const PAGES = [
-      '/docs',
-      '/docs/quickstart',
-      '/docs/agents',
-      '/docs/operators',
-      '/docs/webhooks',
-      '/docs/privacy',
-      '/docs/errors',
-      '/docs/api-versioning',
-      '/api/v1/graphql',
-      '/cli/',
-      '/forms/example',
-    ];
-
-    it.each(PAGES)('%s has the one navigation, marks itself in it, and links the icon', async (path) => {
+    it.each(SITE_PAGES)('%s has the one navigation, marks itself in it, and links the icon', async (path) => {
       const res = await t.http.get(path).set('Accept', 'text/html').then(expectContract);
       expect(res.status).toBe(200);
       const navs = [...res.text.matchAll(/<nav class="site-nav"[^>]*>([\s\S]*?)<\/nav>/g)];

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { GENEROUS_LIMITS, ServerProcess, freePort, startServer } from './support/server-process.js';
 import { TestDatabase, freshDatabase } from './support/database.js';
 import { WebhookReceiver } from './support/webhook-receiver.js';
+import { type ChildOutput, outputOf } from './support/child-output.js';
 
 // The documentation's shell blocks, run as a reader copies them: each page's ```sh and ```bash blocks, in order, as one
 // bash script under `set -euo pipefail`, against the built service (dist/server.mjs) and its database, in a folder of
@@ -33,10 +34,7 @@ function blocksOfMarkdown(markdown: string): string[] {
   return [...markdown.matchAll(/^```(?:sh|bash)\n([\s\S]*?)^```$/gm)].map(([, code]) => code);
 }
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
+interface Run extends ChildOutput {
   /** The folder the script ran in: the files it wrote. */
   dir: string;
 }
@@ -54,28 +52,21 @@ async function runPage(path: string, blocksOf: (text: string) => string[]): Prom
   expect(blocks.length).toBeGreaterThan(0);
   const dir = mkdtempSync(join(scratch, 'page-'));
   writeFileSync(join(dir, 'docs.sh'), ['set -euo pipefail', ...blocks].join('\n'));
-  return new Promise((resolve, reject) => {
-    const child = spawn('bash', ['docs.sh'], {
-      cwd: dir,
-      env: {
-        PATH: `${bin}:${process.env.PATH}`,
-        HOME: dir,
-        XDG_CONFIG_HOME: join(dir, '.config'),
-        BASE: server.baseUrl,
-        SERVICE_DIR: process.cwd(),
-        RECEIVER_URL: receiver.url,
-        LOG_LEVEL: 'warn',
-        ...database.env,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr, dir }));
+  const child = spawn('bash', ['docs.sh'], {
+    cwd: dir,
+    env: {
+      PATH: `${bin}:${process.env.PATH}`,
+      HOME: dir,
+      XDG_CONFIG_HOME: join(dir, '.config'),
+      BASE: server.baseUrl,
+      SERVICE_DIR: process.cwd(),
+      RECEIVER_URL: receiver.url,
+      LOG_LEVEL: 'warn',
+      ...database.env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
+  return { ...(await outputOf(child)), dir };
 }
 
 /** Exit 0, or the script's output in the failure message. */

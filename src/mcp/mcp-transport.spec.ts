@@ -1,4 +1,7 @@
-import { createMcpHandler, fromJsonSchema, type JsonSchemaType, McpServer } from '@modelcontextprotocol/server';
+import { EventEmitter } from 'node:events';
+import { createMcpHandler, fromJsonSchema, type JsonSchemaType, type McpHttpHandler, McpServer } from '@modelcontextprotocol/server';
+import type { Request as ExpressRequest, Response as ExpressResponse } from 'express';
+import { serveMcp } from './mcp-transport.js';
 
 /**
  * What serveMcp (mcp-transport.ts) assumes of the SDK (docs/decisions/0031-mcp-throughput.md): given `parsedBody`, the
@@ -83,5 +86,83 @@ describe('the SDK handler behind serveMcp (docs/decisions/0031)', () => {
     expect(answers).toEqual(['alice', 'bob', 'alice', 'carol']);
     expect(built).toEqual(['legacy:alice', 'legacy:bob', 'legacy:alice', 'legacy:carol']);
     await mcp.close();
+  });
+});
+
+/** A Node response to a slow client: every write fills its buffer, and 'drain' comes a tick later. */
+class SlowResponse extends EventEmitter {
+  chunks: string[] = [];
+  ended = false;
+  writableFinished = false;
+  writeHead() {
+    return this;
+  }
+  write(chunk: Uint8Array): boolean {
+    this.chunks.push(Buffer.from(chunk).toString());
+    setImmediate(() => this.emit('drain'));
+    return false;
+  }
+  end() {
+    this.ended = true;
+    this.writableFinished = true;
+    return this;
+  }
+}
+
+/** A handler whose answer is an SSE stream of `events` events, the last one sent only once `release` resolves. */
+function streaming(events: number, release: Promise<void> = Promise.resolve()): McpHttpHandler {
+  const body = new ReadableStream<Uint8Array>({
+    async start(controller) {
+      for (let i = 0; i < events - 1; i++) controller.enqueue(new TextEncoder().encode(`data: ${i}\n\n`));
+      await release;
+      controller.enqueue(new TextEncoder().encode(`data: ${events - 1}\n\n`));
+      controller.close();
+    },
+  });
+  const response = new Response(body, { headers: { 'content-type': 'text/event-stream' } });
+  return { fetch: async () => response } as unknown as McpHttpHandler;
+}
+
+const nodeRequest = { headers: { host: '127.0.0.1' }, originalUrl: '/mcp' } as unknown as ExpressRequest;
+
+describe('serveMcp streaming an SSE answer', () => {
+  it('waits for drain after each full write and leaves no listener behind', async () => {
+    const res = new SlowResponse();
+    // Abort listeners attached and not taken off while the stream ran: one per wait would grow with a long stream.
+    const { addEventListener, removeEventListener } = EventTarget.prototype;
+    let attached = 0;
+    const add = jest.spyOn(EventTarget.prototype, 'addEventListener').mockImplementation(function (this: EventTarget, ...args) {
+      if (args[0] === 'abort') attached++;
+      addEventListener.apply(this, args);
+    });
+    const remove = jest.spyOn(EventTarget.prototype, 'removeEventListener').mockImplementation(function (this: EventTarget, ...args) {
+      if (args[0] === 'abort') attached--;
+      removeEventListener.apply(this, args);
+    });
+    try {
+      await serveMcp(streaming(50), nodeRequest, res as unknown as ExpressResponse, {});
+    } finally {
+      add.mockRestore();
+      remove.mockRestore();
+    }
+    expect(res.chunks).toEqual(Array.from({ length: 50 }, (_, i) => `data: ${i}\n\n`));
+    expect(res.ended).toBe(true);
+    expect(res.listenerCount('drain')).toBe(0);
+    // The one left is the web Request's own, following the signal for the exchange: not one per write.
+    expect(attached).toBeLessThanOrEqual(1);
+  });
+
+  it('stops waiting and ends when the client goes away', async () => {
+    const res = new SlowResponse();
+    res.write = (chunk: Uint8Array) => (res.chunks.push(Buffer.from(chunk).toString()), false); // never drains
+    let release!: () => void;
+    const served = serveMcp(streaming(3, new Promise((resolve) => (release = resolve))), nodeRequest, res as unknown as ExpressResponse, {});
+    await new Promise((resolve) => setImmediate(resolve));
+    res.emit('close');
+    await served;
+    release();
+    expect(res.chunks).toEqual(['data: 0\n\n']);
+    expect(res.ended).toBe(true);
+    expect(res.listenerCount('drain')).toBe(0);
   });
 });

@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import type { McpHttpHandler } from '@modelcontextprotocol/server';
 import type { Request, Response } from 'express';
 
@@ -50,11 +51,11 @@ export async function serveMcp(handler: McpHttpHandler, req: Request, res: Respo
   try {
     for await (const chunk of response.body) {
       if (abort.signal.aborted) break;
-      if (!res.write(chunk))
-        await new Promise<void>((resume) => (res.once('drain', resume), abort.signal.addEventListener('abort', () => resume(), { once: true })));
+      // events.once takes both of its listeners off whichever comes first, so a long stream to a slow client adds none.
+      if (!res.write(chunk)) await once(res, 'drain', { signal: abort.signal });
     }
   } catch {
-    // the client went away, or the stream failed: end what was sent
+    // the client went away (which also aborts a wait for 'drain'), or the stream failed: end what was sent
   }
   res.end();
 }

@@ -1,0 +1,40 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+
+/** How a child process exited and what it wrote. */
+export interface ChildOutput {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Collects a child's output until it exits; when it has a stdin, `input` is written to it and it is closed. */
+export function outputOf(child: ChildProcess, input = ''): Promise<ChildOutput> {
+  return new Promise((resolve, reject) => {
+    let stdout = '';
+    let stderr = '';
+    child.stdout?.on('data', (chunk) => (stdout += chunk));
+    child.stderr?.on('data', (chunk) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin?.end(input);
+  });
+}
+
+/** Where a test's CLI lives and keeps its files. */
+export interface CliHome {
+  leads: string;
+  home: string;
+  configDir: string;
+}
+
+/** What a CLI run gets besides its arguments: its stdin, and settings beside PATH, HOME and its config folder. */
+export interface CliOptions {
+  input?: string;
+  env?: Record<string, string>;
+}
+
+/** Runs the CLI (`leads …`) with only PATH, HOME and its config folder in the environment, plus `env`. */
+export function runCli(cli: CliHome, args: string[], options: CliOptions = {}): Promise<ChildOutput> {
+  const env = { PATH: process.env.PATH, HOME: cli.home, LEADS_CONFIG_DIR: cli.configDir, ...options.env };
+  return outputOf(spawn(cli.leads, args, { env, stdio: ['pipe', 'pipe', 'pipe'] }), options.input);
+}
