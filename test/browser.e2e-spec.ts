@@ -666,3 +666,262 @@ describeBrowser(HAVE_CHROMIUM ? `browser (Chromium at ${CHROMIUM})` : `browser (
     expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(375);
   });
 });
+
+/**
+ * The snippet exactly as /forms/example shows it, pasted into pages with no CSS of their own: it must look right by the
+ * script's default style alone, which the host page's CSS overrides and `data-leads-style="none"` turns off.
+ * Then the /cli/ page on a phone. Evaluated as strings: the test compiles without the DOM library.
+ */
+describeBrowser('the pasted form on a page without CSS, and /cli/ on a phone', () => {
+  let t: TestApp;
+  let appBase: string;
+  let host: Server;
+  let hostBase: string;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  let snippet: { script: string; form: string };
+  const hostPages: Record<string, { html: () => string; headers?: () => Record<string, string> }> = {};
+
+  /** A whole page around pasted markup: nothing but the snippet and what `head` adds. */
+  const pageWith = (lang: string, body: string, head = '') =>
+    `<!doctype html><html lang="${lang}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Contato</title>${head}</head><body>
+${body}
+</body></html>`;
+  /** The snippet's form with its ids (and the labels' for) prefixed, so that copies can share a page. */
+  const renamed = (form: string, prefix: string) => form.replace(/ (id|for)="/g, ` $1="${prefix}`);
+  const shot = (name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+
+  beforeAll(async () => {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    const [port, hostPort] = [await freePort(), await freePort()];
+    appBase = `http://127.0.0.1:${port}`;
+    t = await startTestApp({ PUBLIC_BASE_URL: appBase });
+    await t.app.listen(port, '127.0.0.1');
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
+    const reader = await browser.newPage();
+    await reader.goto(`${appBase}/forms/example`);
+    snippet = { script: (await reader.locator('#snippet-script').textContent())!, form: (await reader.locator('#snippet-form').textContent())! };
+    await reader.close();
+    const english = () => snippet.form.replace('data-leads-lang="pt-BR"', 'data-leads-lang="en"');
+    const off = (form: string) => form.replace('<form data-leads', '<form data-leads data-leads-style="none"');
+    Object.assign(hostPages, {
+      '/pasted': { html: () => pageWith('pt-BR', `${snippet.script}\n${snippet.form}`) },
+      '/pasted-en': { html: () => pageWith('en', `${snippet.script}\n${english()}`) },
+      '/host-css': {
+        html: () => pageWith('pt-BR', `${snippet.script}\n${snippet.form}`, '<style>form label{color:rgb(1, 2, 3)} input{padding:3px}</style>'),
+      },
+      '/off': { html: () => pageWith('pt-BR', `${snippet.script}\n${off(snippet.form)}`) },
+      // The script pasted twice; a form with the default style off, one with it, and the same markup in a plain form.
+      '/mixed': {
+        html: () =>
+          pageWith(
+            'pt-BR',
+            `${snippet.script}\n${snippet.script}\n${off(renamed(snippet.form, 'off-'))}\n${renamed(snippet.form, 'on-')}\n` +
+              renamed(snippet.form, 'plain-').replace('<form data-leads', '<form data-plain'),
+          ),
+      },
+      '/strict-csp': {
+        html: () => pageWith('pt-BR', `${snippet.script}\n${snippet.form}`),
+        headers: () => ({ 'Content-Security-Policy': `default-src 'none'; script-src ${appBase}; connect-src ${appBase}; style-src 'self'` }),
+      },
+    });
+    host = createServer((req, res) => {
+      const found = hostPages[new URL(req.url!, 'http://host').pathname];
+      if (!found) return res.writeHead(404).end();
+      res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', ...found.headers?.() }).end(found.html());
+    });
+    host.listen(hostPort, '127.0.0.1');
+    hostBase = `http://localhost:${hostPort}`;
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    host?.close();
+    await t?.close();
+  });
+
+  beforeEach(async () => {
+    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    page = await context.newPage();
+  });
+
+  afterEach(async () => {
+    await context?.close();
+  });
+
+  interface Box {
+    top: number;
+    bottom: number;
+    left: number;
+    right: number;
+  }
+  interface FieldLayout {
+    id: string;
+    label: Box;
+    field: Box;
+    /** The shown error after the field, if any. */
+    error: Box | null;
+    /** The next label after the field (and its error), if any. */
+    next: Box | null;
+    invalid: boolean;
+    /** Computed, and with the focus elsewhere. */
+    borderColor: string;
+  }
+  /** Every `<label for>` of the first form, its field, the field's error and the next label, as laid out now. */
+  const layout = (formSelector = 'form[data-leads]') =>
+    page.evaluate<{ form: Box; width: number; fields: FieldLayout[] }>(`(() => {
+      document.activeElement && document.activeElement.blur();
+      const box = (el) => { const r = el.getBoundingClientRect(); return { top: r.top, bottom: r.bottom, left: r.left, right: r.right }; };
+      const form = document.querySelector(${JSON.stringify(formSelector)});
+      const labels = [...form.querySelectorAll('label')].filter((label) => label.offsetParent && label.getBoundingClientRect().left >= 0);
+      const formStyle = getComputedStyle(form);
+      const inner = box(form);
+      inner.left += parseFloat(formStyle.paddingLeft); inner.right -= parseFloat(formStyle.paddingRight);
+      return {
+        form: inner,
+        width: document.documentElement.scrollWidth,
+        fields: labels.filter((label) => label.htmlFor).map((label) => {
+          const field = document.getElementById(label.htmlFor);
+          const after = field.nextElementSibling;
+          const error = after && after.matches('[data-leads-error]') && !after.hidden ? after : null;
+          const next = labels[labels.indexOf(label) + 1];
+          return {
+            id: field.id, label: box(label), field: box(field), error: error && box(error), next: next ? box(next) : null,
+            invalid: field.getAttribute('aria-invalid') === 'true', borderColor: getComputedStyle(field).borderTopColor,
+          };
+        }),
+      };
+    })()`);
+
+  it('at 1280 and 375 px, in Portuguese and English: labels above full-width fields, errors under their fields, invalid ones coloured without focus', async () => {
+    const before = await countLeads(t.dataSource);
+    for (const [path, lang, fix] of [
+      ['/pasted', 'pt', 'Corrija os campos destacados.'],
+      ['/pasted-en', 'en', 'Please correct the highlighted fields.'],
+    ] as const) {
+      for (const width of [1280, 375]) {
+        await page.setViewportSize({ width, height: 900 });
+        await page.goto(`${hostBase}${path}`);
+        await page.waitForSelector('form[data-leads-ready]');
+        const fresh = await layout();
+        const form = fresh.form;
+        expect(fresh.fields.map((f) => f.id)).toEqual(['nome', 'email', 'telefone', 'empresa', 'mensagem']);
+        for (const f of fresh.fields) {
+          // Above its field, starting where the field starts; the field fills the form's width.
+          expect([f.id, f.label.bottom <= f.field.top + 0.5]).toEqual([f.id, true]);
+          expect([f.id, Math.abs(f.label.left - f.field.left) <= 1]).toEqual([f.id, true]);
+          expect([f.id, Math.abs(f.field.right - form.right) <= 1 && Math.abs(f.field.left - form.left) <= 1]).toEqual([f.id, true]);
+          if (f.next) expect([f.id, f.field.bottom <= f.next.top]).toEqual([f.id, true]);
+        }
+        expect(fresh.width).toBe(width);
+        if (lang === 'pt') await shot(`pasted-${width}-${lang}`);
+
+        // A bad submit: an empty name, an address without @, four digits of phone.
+        await page.fill('#email', 'maria.example.com');
+        await page.fill('#telefone', '1234');
+        await page.click('button[type=submit]');
+        await page.waitForSelector('#telefone[aria-invalid=true]');
+        const failed = await layout();
+        const invalid = failed.fields.filter((f) => f.invalid).map((f) => f.id);
+        expect(invalid).toEqual(['nome', 'email', 'telefone']);
+        const valid = failed.fields.find((f) => f.id === 'empresa')!;
+        for (const f of failed.fields.filter((f) => f.invalid)) {
+          // Under its field, inside the screen, clear of the next label; the field's border is not a valid field's.
+          expect([f.id, f.error !== null]).toEqual([f.id, true]);
+          expect([f.id, f.error!.top >= f.field.bottom - 0.5, f.error!.left >= f.field.left - 1, f.error!.right <= width]).toEqual([f.id, true, true, true]);
+          expect([f.id, f.error!.bottom <= f.next!.top]).toEqual([f.id, true]);
+          expect([f.id, f.borderColor]).not.toEqual([f.id, valid.borderColor]);
+        }
+        // The form's message is in the colour of the highlighted fields, which no label has.
+        const colours = await page.evaluate<{ status: string; text: string; error: string; label: string }>(`(() => {
+          const status = document.querySelector('[data-leads-status]');
+          return { status: getComputedStyle(status).color, text: status.textContent, error: getComputedStyle(document.querySelector('[data-leads-error]')).color,
+            label: getComputedStyle(document.querySelector('label')).color };
+        })()`);
+        expect(colours.text).toBe(fix);
+        expect(colours.status).toBe(failed.fields[0].borderColor);
+        expect(colours.error).toBe(failed.fields[0].borderColor);
+        expect(colours.label).not.toBe(colours.status);
+        expect(failed.width).toBe(width);
+        await shot(`pasted-${width}-${lang}-errors`);
+      }
+    }
+    expect(await countLeads(t.dataSource)).toBe(before);
+  });
+
+  it("the host page's own CSS wins without !important, and the style holds under a CSP without 'unsafe-inline'", async () => {
+    await page.goto(`${hostBase}/host-css`);
+    await page.waitForSelector('form[data-leads-ready]');
+    const styled = await page.evaluate<{ color: string; padding: string }>(
+      `({ color: getComputedStyle(document.querySelector('label')).color, padding: getComputedStyle(document.querySelector('#nome')).paddingTop })`,
+    );
+    // An element selector (one point of specificity) beats every rule of the default style.
+    expect(styled).toEqual({ color: 'rgb(1, 2, 3)', padding: '3px' });
+    for (const f of (await layout()).fields) expect([f.id, f.label.bottom <= f.field.top + 0.5]).toEqual([f.id, true]);
+
+    const refused: string[] = [];
+    page.on('console', (m) => /Content Security Policy/i.test(m.text()) && refused.push(m.text()));
+    await page.goto(`${hostBase}/strict-csp`);
+    await page.waitForSelector('form[data-leads-ready]');
+    // A constructed style sheet is not an inline style: `style-src 'self'` lets it apply, and nothing is refused.
+    for (const f of (await layout()).fields) expect([f.id, f.label.bottom <= f.field.top + 0.5]).toEqual([f.id, true]);
+    await page.click('button[type=submit]');
+    await page.waitForSelector('#nome[aria-invalid=true]');
+    expect((await layout()).fields[0].borderColor).not.toBe((await layout()).fields[3].borderColor);
+    expect(refused).toEqual([]);
+  });
+
+  it('data-leads-style="none" leaves the form as the page alone would show it, and the style is added once per document', async () => {
+    await page.goto(`${hostBase}/off`);
+    await page.waitForSelector('form[data-leads-ready]');
+    // Nothing added to the page at all.
+    expect(await page.evaluate<number>(`document.adoptedStyleSheets.length + document.querySelectorAll('style').length`)).toBe(0);
+    const off = await layout();
+    expect(off.fields[0].label.bottom > off.fields[0].field.top).toBe(true);
+    await shot('pasted-1280-style-none');
+
+    const computed = (selector: string) =>
+      page.evaluate<
+        string[]
+      >(`[...document.querySelectorAll(${JSON.stringify(`${selector} label, ${selector} input, ${selector} textarea, ${selector} button`)})]
+        .filter((el) => !el.closest('[aria-hidden=true]')).map((el) => { const s = getComputedStyle(el); return [el.tagName, s.display, s.width, s.padding, s.margin, s.borderTopColor, s.borderTopWidth, s.fontWeight, s.color].join(' '); })`);
+    // As a constructed sheet, then as a <style> element where the browser has no adoptedStyleSheets.
+    for (const [older, sheets, elements] of [
+      [false, 1, 0],
+      [true, 0, 1],
+    ] as const) {
+      if (older) await page.addInitScript('delete Document.prototype.adoptedStyleSheets');
+      await page.goto(`${hostBase}/mixed`);
+      await page.waitForSelector('form[data-leads-ready] ~ form[data-leads-ready]');
+      // Two copies of the script, one style.
+      expect(
+        await page.evaluate<number[]>(`[(document.adoptedStyleSheets || []).length, document.querySelectorAll('head > style#leads-form-style').length]`),
+      ).toEqual([sheets, elements]);
+      // The form with the style off computes as the same markup in a plain form; the other one is styled.
+      expect(await computed('form[data-leads-style=none]')).toEqual(await computed('form[data-plain]'));
+      expect(await computed('form[data-leads]:not([data-leads-style])')).not.toEqual(await computed('form[data-plain]'));
+      const on = await layout('form[data-leads]:not([data-leads-style])');
+      for (const f of on.fields) expect([older, f.id, f.label.bottom <= f.field.top + 0.5]).toEqual([older, f.id, true]);
+    }
+  });
+
+  it('/cli/ at 375 px: the SHA-256 wraps inside the screen, whole and visible', async () => {
+    await page.setViewportSize({ width: 375, height: 800 });
+    await page.goto(`${appBase}/cli/`);
+    const sha = await page.evaluate<{ text: string; page: number; boxes: { scroll: number; client: number }[]; lines: Box[] }>(`(() => {
+      const code = document.getElementById('sha256');
+      const boxes = [code.closest('td'), code.closest('table')].map((el) => ({ scroll: el.scrollWidth, client: el.clientWidth }));
+      const lines = [...code.getClientRects()].map((r) => ({ top: r.top, bottom: r.bottom, left: r.left, right: r.right }));
+      return { text: code.textContent, page: document.documentElement.scrollWidth, boxes, lines };
+    })()`);
+    expect(sha.text).toMatch(/^[0-9a-f]{64}$/);
+    expect(sha.page).toBe(375);
+    // Nothing hidden in a scrolling cell or table, every line of it on the screen.
+    for (const box of sha.boxes) expect(box.scroll).toBeLessThanOrEqual(box.client);
+    for (const line of sha.lines) expect([line.left >= 0, line.right <= 375]).toEqual([true, true]);
+    await page.locator('#sha256').screenshot({ path: join(ARTIFACTS, 'cli-375-sha256.png') });
+    await shot('cli-375');
+  });
+});

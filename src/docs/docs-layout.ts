@@ -72,7 +72,7 @@ p,li,h1,h2,h3{overflow-wrap:anywhere}
 code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;background:var(--code);border-radius:4px}code{padding:.1em .3em}
 pre{padding:1rem;font-size:.8125rem;line-height:1.5;white-space:pre-wrap;overflow-wrap:anywhere;overflow-x:auto}pre code{padding:0}
 table{border-collapse:collapse;width:100%;display:block;overflow-x:auto}
-th,td{border:1px solid var(--code);padding:.4rem .6rem;text-align:left;vertical-align:top}.meta{color:var(--muted)}
+th,td{border:1px solid var(--code);padding:.4rem .6rem;text-align:left;vertical-align:top}td code{overflow-wrap:anywhere}.meta{color:var(--muted)}
 textarea,input,select{max-width:100%;font:inherit}textarea{width:100%;font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.875rem}
 section{border-top:1px solid var(--code);padding-top:.5rem}section:target{outline:2px solid var(--accent);outline-offset:4px}
 `;

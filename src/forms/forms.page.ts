@@ -58,7 +58,7 @@ function formMarkup(w: FormWords, options: { trial?: boolean; idPrefix?: string 
   <input id="${id('empresa')}" name="empresa" autocomplete="organization">
   <label for="${id('mensagem')}">${w.mensagem}</label>
   <textarea id="${id('mensagem')}" name="mensagem" rows="4"></textarea>
-  <label class="consent"><input type="checkbox" data-leads-consent="communications">
+  <label><input type="checkbox" data-leads-consent="communications">
     ${w.consent}</label>
   <button type="submit">${w.send}</button>
 </form>`;
@@ -69,20 +69,9 @@ export function pasteSnippet(base: string): { script: string; form: string } {
   return { script: `<script src="${base}/forms/leads.js" defer></script>`, form: formMarkup(PT_BR) };
 }
 
-/** Styles for the live example only (inline styles are allowed by the CSP; scripts are not). */
+/** The page's layout of its two live forms; the forms themselves look as the script's default style makes them. */
 const EXAMPLE_CSS = `<style>
 .examples{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,22rem),1fr));gap:1rem 2rem}
-form[data-leads]{display:grid;gap:.35rem;max-width:32rem}
-form[data-leads] input,form[data-leads] textarea{font:inherit;width:100%;max-width:100%;padding:.5rem;border:1px solid #8b949e;border-radius:4px}
-form[data-leads] label{font-weight:600;margin-top:.5rem}
-form[data-leads] label.consent{display:flex;gap:.5rem;align-items:flex-start;font-weight:400}
-form[data-leads] label.consent input{width:auto;flex:none;margin:.3rem 0 0}
-form[data-leads] button{font:inherit;justify-self:start;margin-top:.75rem;padding:.55rem 1.2rem;border:0;border-radius:4px;background:var(--accent);color:#fff;cursor:pointer}
-form[data-leads] button:disabled{opacity:.6;cursor:progress}
-form[data-leads] [aria-invalid=true]{border-color:#d1242f;outline:1px solid #d1242f}
-.leads-error{color:#d1242f;font-size:.95rem}
-.leads-status{margin:.75rem 0 0;font-weight:600}.leads-status[data-state=error]{color:#d1242f}
-pre{white-space:pre-wrap;overflow-wrap:anywhere}
 </style>`;
 
 /** GET /forms/example: the copy-paste instructions and a working form using the script from this origin. */
@@ -91,15 +80,16 @@ export function examplePage(base: string): string {
   const body = `${EXAMPLE_CSS}
 <h1>Lead form for your site</h1>
 <p>Paste these two pieces into any page. The script finds every <code>&lt;form data-leads&gt;</code>, sends it as JSON
-to <code>${escapeHtml(base)}/api/v1/lead</code>, shows errors beside the fields in the visitor's language, and never sends a
-form twice.</p>
+to <code>${escapeHtml(base)}/api/v1/lead</code>, shows errors under the fields in the visitor's language, and never sends a
+form twice. It brings a small default style that any CSS of your page overrides.</p>
 <h2>1. The script (once per page)</h2>
 <pre><code id="snippet-script">${escapeHtml(snippet.script)}</code></pre>
 <h2>2. The form</h2>
 <pre><code id="snippet-form">${escapeHtml(snippet.form)}</code></pre>
 <p class="meta">Fields are read by <code>name</code>: ${LEAD_FIELD_NAMES.map((name) => `<code>${name}</code>`).join(', ')}. Optional attributes: <code>data-origem</code> (where
 the lead came from, unless the form has an <code>origem</code> field), <code>data-success</code> (the thank-you text),
-<code>data-leads-api</code> (another API origin).</p>
+<code>data-leads-api</code> (another API origin), <code>data-leads-style="none"</code> (no default style: your page's CSS
+alone).</p>
 <p class="meta"><strong>Language.</strong> Messages are in Brazilian Portuguese or English: the form's
 <code>data-leads-lang</code> (<code>pt-BR</code>, <code>en</code>) decides, else the page's <code>&lt;html lang&gt;</code>, else
 Portuguese. They name each field by its <code>&lt;label&gt;</code>.</p>
