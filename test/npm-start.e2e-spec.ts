@@ -23,7 +23,7 @@ const listening = (port: number) =>
 interface NpmStart {
   /** What `npm start` wrote, the service's log lines included. */
   output(): string;
-  /** The npm process, the pid a supervisor signals. */
+  /** The npm process, the pid a supervisor signals, and the leader of its process group. */
   npm: number;
   /** Kills every process the start made, whatever the test found (an orphaned service included). */
   cleanUp(): void;
@@ -91,10 +91,24 @@ describe('npm start, stopped by a signal to the npm process (a pid file, supervi
     ['SIGINT', 'an open pipe'],
     ['SIGTERM', 'a terminal'],
     ['SIGINT', 'a terminal'],
-  ] as const)('stops the service on %s with stdin %s: port free and the stop line written within 10 s', async (signal, stdin) => {
+  ] as const)('stops the service on %s to the npm process, with stdin %s: port free and the stop line within 10 s', async (signal, stdin) => {
     const start = await npmStart(stdin);
     try {
       process.kill(start.npm, signal);
+      expect(await stoppedWithin10s(start, signal)).toEqual({ portFree: true, stopLine: expect.stringContaining(`Stopped on ${signal}`) });
+    } finally {
+      start.cleanUp();
+    }
+  });
+
+  // npm passes on what it gets, so the service gets such a signal twice; the copy must not end it before its stop line.
+  it.each([
+    ['SIGINT', 'a terminal', 'Ctrl+C'],
+    ['SIGTERM', '/dev/null', "systemd's default KillMode=control-group"],
+  ] as const)('stops the service gracefully on %s to the whole process group, stdin %s (%s)', async (signal, stdin) => {
+    const start = await npmStart(stdin);
+    try {
+      process.kill(-start.npm, signal);
       expect(await stoppedWithin10s(start, signal)).toEqual({ portFree: true, stopLine: expect.stringContaining(`Stopped on ${signal}`) });
     } finally {
       start.cleanUp();
