@@ -105,7 +105,7 @@ describe('npm start, stopped by a signal to the npm process (a pid file, supervi
   it.each([
     ['SIGINT', 'a terminal', 'Ctrl+C'],
     ['SIGTERM', '/dev/null', "systemd's default KillMode=control-group"],
-  ] as const)('stops the service gracefully on %s to the whole process group, stdin %s (%s)', async (signal, stdin) => {
+  ] as const)('stops the service gracefully on %s to the whole process group, stdin %s (%s)', async (signal, stdin, _why) => {
     const start = await npmStart(stdin);
     try {
       process.kill(-start.npm, signal);
