@@ -1,5 +1,6 @@
 // `npm start`, `npm test` and the maintenance commands build first only when the build is missing, older than what it
-// is made from, or made by another Node: a start on a built tree skips the build's 15–20 s. `npm run build`
+// is made from, or made by another Node: a start on a built tree skips the build (15–20 s on a quiet 2-core machine,
+// a minute or more on a busy one; it says what it builds as it goes). `npm run build`
 // (scripts/build.mjs) writes the stamp last, dated when it started, so an interrupted build leaves none and a file saved
 // while it ran counts as newer. A folder's own time changes when an entry is added, removed or renamed, so deletions
 // count too.
@@ -60,8 +61,8 @@ export function staleReason(root = ROOT) {
 export function buildIfStale() {
   const reason = staleReason();
   if (!reason) return;
-  console.error(`Building first (npm run build): ${reason}.`);
-  const build = spawnSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' });
+  console.error(`Building first (npm run build, 15–20 s on a quiet machine, longer on a busy one): ${reason}.`);
+  const build = spawnSync(process.execPath, ['scripts/build.mjs'], { cwd: ROOT, stdio: 'inherit' });
   if (build.status !== 0) process.exit(build.status ?? 1);
 }
 

@@ -122,8 +122,13 @@ export async function bundleService() {
   writeFileSync(BUNDLE, code);
   writeFileSync(`${BUNDLE}.map`, JSON.stringify(map));
   copyFileSync('scripts/release/launcher.mjs', LAUNCHER);
-  await trainCodeCache(LAUNCHER, `${BUNDLE}.cache`);
 }
 
+/** The code cache for the bundle bundleService() wrote, from a training start (scripts/release/train-code-cache.mjs). */
+export const trainService = () => trainCodeCache(LAUNCHER, `${BUNDLE}.cache`);
+
 // `npm run build:server`: this step alone
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await bundleService();
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  await bundleService();
+  await trainService();
+}

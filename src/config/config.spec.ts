@@ -491,5 +491,17 @@ describe('loadConfig', () => {
     ])('refuses %s=%s', (name, value) => {
       expectRefused(name, value);
     });
+
+    it('refuses WEBHOOKS_ALLOW_PRIVATE=true with NODE_ENV=production, naming both, unless WEBHOOKS_ALLOW_PRIVATE_IN_PRODUCTION=true', () => {
+      const { message } = expectRefused('WEBHOOKS_ALLOW_PRIVATE', 'true', { NODE_ENV: 'production' });
+      expect(message).toContain('NODE_ENV=production');
+      expect(message).toContain('WEBHOOKS_ALLOW_PRIVATE_IN_PRODUCTION=true');
+      expect(loadConfig({ NODE_ENV: 'production', WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOKS_ALLOW_PRIVATE_IN_PRODUCTION: 'true' }).webhooks.allowPrivate).toBe(
+        true,
+      );
+      expect(loadConfig({ NODE_ENV: 'development', WEBHOOKS_ALLOW_PRIVATE: 'true' }).webhooks.allowPrivate).toBe(true);
+      expect(loadConfig({ NODE_ENV: 'production', WEBHOOKS_ALLOW_PRIVATE: 'false' }).webhooks.allowPrivate).toBe(false);
+      expectRefused('WEBHOOKS_ALLOW_PRIVATE_IN_PRODUCTION', 'yes', { NODE_ENV: 'production', WEBHOOKS_ALLOW_PRIVATE: 'true' });
+    });
   });
 });

@@ -101,7 +101,7 @@ export interface WebhookConfig {
   disableAfterMs: number;
   /** Delivered and expired messages, with their deliveries and attempt log, are pruned after this. */
   retentionMs: number;
-  /** http and private or loopback targets, for development and tests. */
+  /** http and private or loopback targets, for development and tests (in production only with its own consent). */
   allowPrivate: boolean;
   /** Whether this instance runs a delivery worker. */
   worker: boolean;
@@ -184,7 +184,7 @@ export function loadConfig(env: Env = process.env, stdoutIsTerminal = process.st
       timeoutMs: parseDuration('WEBHOOK_TIMEOUT', value('WEBHOOK_TIMEOUT') ?? '15s', 100, 60_000),
       disableAfterMs: parseDuration('WEBHOOK_DISABLE_AFTER', value('WEBHOOK_DISABLE_AFTER') ?? '5d', 1000, 365 * DAY_MS),
       retentionMs: parseDuration('WEBHOOK_RETENTION', value('WEBHOOK_RETENTION') ?? '30d', 1000, 3650 * DAY_MS),
-      allowPrivate: parseBoolean('WEBHOOKS_ALLOW_PRIVATE', value('WEBHOOKS_ALLOW_PRIVATE'), false),
+      allowPrivate: parseAllowPrivate(value),
       worker: parseBoolean('WEBHOOK_WORKER', value('WEBHOOK_WORKER'), true),
       concurrency: parseInteger('WEBHOOK_CONCURRENCY', value('WEBHOOK_CONCURRENCY'), 64, 1, 1024),
       endpointConcurrency: parseInteger('WEBHOOK_ENDPOINT_CONCURRENCY', value('WEBHOOK_ENDPOINT_CONCURRENCY'), 16, 1, 1024),
@@ -324,6 +324,19 @@ function parseBoolean(name: string, raw: string | undefined, fallback: boolean):
   if (raw === 'true' || raw === '1') return true;
   if (raw === 'false' || raw === '0') return false;
   throw new ConfigError(name, 'must be true or false');
+}
+
+/** The webhooks' SSRF guard off (http, private and loopback targets): for development and tests; production only by name. */
+function parseAllowPrivate(value: (name: string) => string | undefined): boolean {
+  const allowPrivate = parseBoolean('WEBHOOKS_ALLOW_PRIVATE', value('WEBHOOKS_ALLOW_PRIVATE'), false);
+  const accepted = parseBoolean('WEBHOOKS_ALLOW_PRIVATE_IN_PRODUCTION', value('WEBHOOKS_ALLOW_PRIVATE_IN_PRODUCTION'), false);
+  if (allowPrivate && value('NODE_ENV') === 'production' && !accepted) {
+    throw new ConfigError(
+      'WEBHOOKS_ALLOW_PRIVATE',
+      'is true with NODE_ENV=production: webhooks could then reach private and loopback addresses (the SSRF guard is off). Unset it, or set WEBHOOKS_ALLOW_PRIVATE_IN_PRODUCTION=true to accept the risk',
+    );
+  }
+  return allowPrivate;
 }
 
 function parseQuota(name: string, raw: string): RateLimitQuota {

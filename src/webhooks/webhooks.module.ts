@@ -1,4 +1,4 @@
-import { Module } from '@nestjs/common';
+import { Inject, Logger, Module, OnModuleInit } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AppConfig } from '../config/config.js';
 import { APP_CONFIG } from '../config/config.module.js';
@@ -35,4 +35,14 @@ import { WebhooksService } from './webhooks.service.js';
   // wakes the dispatcher for the events it writes.
   exports: [WebhookStore, WebhookDispatcher],
 })
-export class WebhooksModule {}
+export class WebhooksModule implements OnModuleInit {
+  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+
+  /** The guard off is never silent: every start says so (config.ts refuses it in production unless accepted). */
+  onModuleInit(): void {
+    if (!this.config.webhooks.allowPrivate) return;
+    new Logger('Webhooks').warn(
+      'WEBHOOKS_ALLOW_PRIVATE=true: webhook deliveries may go to http URLs and to private and loopback addresses (the SSRF guard is off); for development and tests only',
+    );
+  }
+}
