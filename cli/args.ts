@@ -30,6 +30,7 @@ const VALUE_OPTIONS = new Set<string>([
   'delimiter',
   'output',
   'concurrency',
+  'dedupe',
   'event',
   'description',
   'wait',
