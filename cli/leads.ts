@@ -90,9 +90,11 @@ with an agent registration or anonymously the import stops before sending anythi
 The file is read as it is sent, in constant memory; at most --concurrency rows (default 8, at most 64) are in
 flight, and rows are reported in file order. --dry-run reads the whole file and reports the rows that cannot be
 read, sending nothing (with --dedupe, also the rows it would skip).
-CSV: UTF-8 (a byte order mark is fine); a header naming the columns among ${LEAD_FIELD_NAMES.join(', ')} and the
-context members (${CONTEXT_MEMBERS.join(', ')}); the delimiter is , or ; (whichever the header uses); RFC 4180
-quoting (quoted fields may hold the delimiter, line breaks and "" for a quote); CRLF or LF line ends.
+CSV: UTF-8 (a byte order mark is fine); a header naming the columns among
+${LEAD_FIELD_NAMES.join(', ')}, and the context members
+${CONTEXT_MEMBERS.join(', ')};
+the delimiter is , or ; (whichever the header uses); RFC 4180 quoting (quoted fields may hold the delimiter, line
+breaks and "" for a quote); CRLF or LF line ends.
 JSONL: one JSON object per line, a lead as POST /api/v1/lead takes it.
 An export imports again (leads export, GET /api/v1/leads/export): CSV with , and member names, CSV with ; (a byte
 order mark, Portuguese headers such as Nome and E-mail, dates as dd/mm/aaaa hh:mm:ss), and JSON Lines. The columns
