@@ -30,6 +30,7 @@ const VALUE_OPTIONS = new Set<string>([
   'delimiter',
   'output',
   'concurrency',
+  'dedupe',
   'event',
   'description',
   'wait',
@@ -37,7 +38,7 @@ const VALUE_OPTIONS = new Set<string>([
 ]);
 /** Switches every command takes; the others belong to one command each. */
 const GLOBAL_SWITCHES = new Set(['json', 'help', 'version', 'verbose']);
-const SWITCHES = new Set([...GLOBAL_SWITCHES, 'save-secret', 'all', 'dry-run']);
+const SWITCHES = new Set([...GLOBAL_SWITCHES, 'save-secret', 'all', 'dry-run', 'yes']);
 
 export function parseArgs(argv: string[]): Parsed {
   const parsed: Parsed = { positionals: [], options: {}, repeated: {}, switches: new Set() };

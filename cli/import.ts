@@ -5,12 +5,10 @@ import { once } from 'node:events';
 import { closeSync, createReadStream, fstatSync, openSync, readSync, ReadStream } from 'node:fs';
 import { pipeline } from 'node:stream';
 import { CsvError, parse } from 'csv-parse';
+import { restoreFormula } from '../src/leads/csv-cells.js';
 import { CONTEXT_MEMBERS } from '../src/leads/lead-context.js';
-import { LEAD_FIELD_NAMES, REQUIRED_LEAD_FIELDS } from '../src/leads/lead-rules.js';
-
-/** The CSV columns an import reads: the lead fields, and the context members, which fill `context` (legal bases come only through JSON Lines). */
-const CSV_COLUMNS: readonly string[] = [...LEAD_FIELD_NAMES, ...CONTEXT_MEMBERS];
-const CONTEXT_COLUMNS: ReadonlySet<string> = new Set(CONTEXT_MEMBERS);
+import { PT_BR_HEADERS } from '../src/leads/lead-export.headers.js';
+import { LEAD_FIELD_NAMES, REQUIRED_LEAD_FIELDS, fieldFailure, normaliseField } from '../src/leads/lead-rules.js';
 import { UsageError } from './args.js';
 import { CliError, EXIT, HttpResponse, asProblem, exitCodeFor } from './http.js';
 
@@ -24,11 +22,31 @@ export interface ImportRow {
   error?: string;
 }
 
+/** The CSV columns an import reads: the lead fields, and the context members, which fill `context` (legal bases come only through JSON Lines). */
+const CSV_COLUMNS: readonly string[] = [...LEAD_FIELD_NAMES, ...CONTEXT_MEMBERS];
+const CONTEXT_COLUMNS: ReadonlySet<string> = new Set(CONTEXT_MEMBERS);
+/**
+ * Every column of an export (GET /api/v1/leads/export), by the name either profile gives it: the member's own name
+ * (`delimiter=,`, and `;` before its headers were Portuguese) or its pt-BR header. The member names an import does not
+ * take are read and left out, with one note.
+ */
+const EXPORT_COLUMNS: ReadonlyMap<string, string> = new Map([
+  ...Object.keys(PT_BR_HEADERS).map((member) => [member, member] as const),
+  ...Object.entries(PT_BR_HEADERS).map(([member, header]) => [header, member] as const),
+]);
+/**
+ * Members of an exported lead (a LeadView line of JSON Lines) that the service sets, or whose evidence (when, through
+ * which channel, which wording) an import cannot restate: `legal_bases` sent again would be recorded as given now.
+ */
+const VIEW_ONLY_MEMBERS: ReadonlySet<string> = new Set(['id', 'received_at', 'telefone_e164', 'channel', 'registration_id', 'client_id', 'legal_bases']);
+
 export interface RowSource {
   format: 'csv' | 'jsonl';
   /** The CSV delimiter, detected from the header line. */
   delimiter?: ',' | ';';
   rows: AsyncIterable<ImportRow>;
+  /** Columns (CSV) or members (JSONL) of an export that were read and not sent, as the file names them; filled while reading. */
+  ignored: Set<string>;
   /** The share of the file read so far, 0 to 1 (read-ahead included). */
   progress(): number;
 }
@@ -58,9 +76,10 @@ export function openRows(file: string): RowSource {
   const isCsv = name.endsWith('.csv') || (!name.endsWith('.jsonl') && !head.trimStart().startsWith('{'));
   const stream = createReadStream(file, { highWaterMark: HEAD_BYTES });
   const progress = () => (size === 0 ? 1 : Math.min(1, stream.bytesRead / size));
-  if (!isCsv) return { format: 'jsonl', rows: jsonlRows(stream), progress };
+  const ignored = new Set<string>();
+  if (!isCsv) return { format: 'jsonl', rows: jsonlRows(stream, ignored), progress, ignored };
   const delimiter = detectDelimiter(head);
-  return { format: 'csv', delimiter, rows: csvRows(stream, delimiter), progress };
+  return { format: 'csv', delimiter, rows: csvRows(stream, delimiter, ignored), progress, ignored };
 }
 
 /** `;` when the header line has more semicolons than commas (column names contain neither): spreadsheets in pt-BR locales write `;`. */
@@ -82,7 +101,7 @@ function lineBreaks(raw: string): number {
 
 type Parsed = { record: string[]; raw: string } | { skipped: CsvError; raw?: string };
 
-async function* csvRows(stream: ReadStream, delimiter: string): AsyncGenerator<ImportRow> {
+async function* csvRows(stream: ReadStream, delimiter: string, ignored: Set<string>): AsyncGenerator<ImportRow> {
   const parser = parse({
     delimiter,
     bom: true,
@@ -103,7 +122,8 @@ async function* csvRows(stream: ReadStream, delimiter: string): AsyncGenerator<I
       return undefined;
     },
   });
-  let columns: string[] | undefined;
+  /** Each column's member, or undefined for one that is read and not sent. */
+  let columns: (string | undefined)[] | undefined;
   let line = 1;
   let row = 0;
   try {
@@ -119,7 +139,7 @@ async function* csvRows(stream: ReadStream, delimiter: string): AsyncGenerator<I
       const { record } = item;
       if (record.length === 1 && record[0] === '') continue; // a blank line
       if (!columns) {
-        columns = headerColumns(record);
+        columns = headerColumns(record, ignored);
         continue;
       }
       row++;
@@ -129,9 +149,12 @@ async function* csvRows(stream: ReadStream, delimiter: string): AsyncGenerator<I
         const fields: Record<string, unknown> = {};
         let context: Record<string, string> | undefined;
         for (let c = 0; c < columns.length; c++) {
-          if (record[c] === '') continue;
-          if (CONTEXT_COLUMNS.has(columns[c])) (context ??= {})[columns[c]] = record[c];
-          else fields[columns[c]] = record[c];
+          const member = columns[c];
+          if (record[c] === '' || member === undefined) continue;
+          // An export wrote `'` before a cell a spreadsheet would run as a formula (a telephone's leading +).
+          const value = restoreFormula(record[c]);
+          if (CONTEXT_COLUMNS.has(member)) (context ??= {})[member] = value;
+          else fields[member] = value;
         }
         if (context) fields.context = context;
         yield { row, line: start, fields };
@@ -148,21 +171,54 @@ async function* csvRows(stream: ReadStream, delimiter: string): AsyncGenerator<I
   if (!columns) throw new CliError('CSV: the file is empty; the first row must name the columns', EXIT.invalid);
 }
 
-function headerColumns(header: string[]): string[] {
-  const columns = header.map((name) => name.trim());
-  const unknown = columns.filter((name) => !CSV_COLUMNS.includes(name));
+/**
+ * The member each header cell names (a member name, or an export's pt-BR header); undefined for an export's column that
+ * an import does not send, which goes into `ignored`. Any other name stops the import: a typo is not skipped silently.
+ */
+function headerColumns(header: string[], ignored: Set<string>): (string | undefined)[] {
+  const names = header.map((name) => name.trim().normalize('NFC'));
+  const members = names.map((name) => (CSV_COLUMNS.includes(name) ? name : EXPORT_COLUMNS.get(name)));
+  const unknown = names.filter((_, i) => members[i] === undefined);
   if (unknown.length) {
-    throw new CliError(`CSV: unknown column(s) ${unknown.join(', ')}; the header may only name ${CSV_COLUMNS.join(', ')}`, EXIT.invalid);
+    throw new CliError(
+      `CSV: unknown column(s) ${unknown.join(', ')}; the header may name ${CSV_COLUMNS.join(', ')} (or their pt-BR export headers), and an export's other columns`,
+      EXIT.invalid,
+    );
   }
-  const repeated = columns.filter((name, i) => columns.indexOf(name) !== i);
+  const repeated = [...new Set(members.filter((name, i) => members.indexOf(name) !== i))];
   if (repeated.length) throw new CliError(`CSV: the header names ${repeated.join(', ')} more than once`, EXIT.invalid);
-  if (REQUIRED_LEAD_FIELDS.some((name) => !columns.includes(name))) {
+  if (REQUIRED_LEAD_FIELDS.some((name) => !members.includes(name))) {
     throw new CliError(`CSV: the header must include ${REQUIRED_LEAD_FIELDS.join(' and ')}`, EXIT.invalid);
   }
-  return columns;
+  return members.map((member, i) => {
+    if (CSV_COLUMNS.includes(member!)) return member;
+    ignored.add(names[i]);
+    return undefined;
+  });
 }
 
-async function* jsonlRows(stream: ReadStream): AsyncGenerator<ImportRow> {
+/**
+ * A JSON Lines object as the lead it sends. A line of an export (a LeadView: it has `received_at`) gives its lead fields
+ * and context, without the members that are null or empty; its other members go into `ignored`. Any other object is sent
+ * as it is, for the service to validate.
+ */
+export function leadOfLine(value: Record<string, unknown>, ignored: Set<string>): Record<string, unknown> {
+  if (!Object.hasOwn(value, 'received_at')) return value;
+  const fields: Record<string, unknown> = {};
+  for (const [member, inner] of Object.entries(value)) {
+    const empty = inner === null || (Array.isArray(inner) && inner.length === 0) || (member === 'context' && isEmptyObject(inner));
+    if (empty) continue;
+    if (VIEW_ONLY_MEMBERS.has(member)) ignored.add(member);
+    else fields[member] = inner;
+  }
+  return fields;
+}
+
+function isEmptyObject(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && Object.keys(value).length === 0;
+}
+
+async function* jsonlRows(stream: ReadStream, ignored: Set<string>): AsyncGenerator<ImportRow> {
   stream.setEncoding('utf8'); // a character split across two chunks is decoded whole
   let line = 0;
   let row = 0;
@@ -175,7 +231,7 @@ async function* jsonlRows(stream: ReadStream): AsyncGenerator<ImportRow> {
     try {
       const value = JSON.parse(text) as unknown;
       if (!value || typeof value !== 'object' || Array.isArray(value)) return { row, line, error: 'not a JSON object' };
-      return { row, line, fields: value as Record<string, unknown> };
+      return { row, line, fields: leadOfLine(value as Record<string, unknown>, ignored) };
     } catch (error) {
       return { row, line, error: `invalid JSON (${(error as Error).message})` };
     }
@@ -216,8 +272,36 @@ export function idempotencyKey(fields: Record<string, unknown>): string {
   return `import-${createHash('sha256').update(normaliseRow(fields)).digest('hex')}`;
 }
 
+/** The six fields as the service stores them, absent ones as null, in one string: what `--dedupe email` compares. */
+export function storedForm(lead: Record<string, unknown>): string {
+  return JSON.stringify(LEAD_FIELD_NAMES.map((name) => (typeof lead[name] === 'string' ? normaliseField(name, lead[name]) : null)));
+}
+
+/**
+ * `--dedupe email`: the id of a stored lead with the row's address (any letter case, GET /api/v1/leads?email=, page by
+ * page) and the same six fields, or undefined. A row whose address the service would refuse is not looked up: it is
+ * sent, and refused with the service's reasons.
+ */
+export async function findStoredLead(fields: Record<string, unknown>, read: (path: string) => Promise<HttpResponse>): Promise<string | undefined> {
+  if (fieldFailure('email', fields.email) !== undefined) return undefined;
+  const wanted = storedForm(fields);
+  const query = new URLSearchParams({ email: normaliseField('email', fields.email as string), limit: '200' });
+  for (;;) {
+    const response = await read(`/api/v1/leads?${query}`);
+    if (response.status !== 200)
+      throw new CliError(`--dedupe: looking up stored leads failed: ${failureReason(response)}`, exitCodeFor(response.status), response);
+    const page = response.body as { data: ({ id: string } & Record<string, unknown>)[]; next_cursor: string | null };
+    const same = page.data.find((lead) => storedForm(lead) === wanted);
+    if (same) return same.id;
+    if (!page.next_cursor) return undefined;
+    query.set('cursor', page.next_cursor);
+  }
+}
+
 export type RowOutcome =
   | { row: number; line: number; status: 'stored' | 'replayed'; id: string }
+  /** --dedupe: a stored lead has the row's address and fields; the row was not sent. */
+  | { row: number; line: number; status: 'skipped'; id: string }
   /** --dry-run: the row was read and would be sent. */
   | { row: number; line: number; status: 'read' }
   | { row: number; line: number; status: 'failed'; reason: string; exitCode: number; problem?: unknown; unreachable?: boolean };
@@ -254,6 +338,8 @@ export async function sendRows(
   send: (fields: Record<string, unknown>, key: string) => Promise<HttpResponse>,
   concurrency: number,
   report: (outcome: RowOutcome) => void | Promise<void>,
+  /** `--dedupe`: the id of a stored lead that makes the row a duplicate, which is then not sent. */
+  existing?: (fields: Record<string, unknown>) => Promise<string | undefined>,
 ): Promise<{ stopped: boolean }> {
   const keysInFlight = new Map<string, Promise<unknown>>();
   const attempt = async (row: ImportRow): Promise<RowOutcome> => {
@@ -262,6 +348,8 @@ export async function sendRows(
     while (keysInFlight.has(key)) await keysInFlight.get(key);
     const sending = (async (): Promise<RowOutcome> => {
       try {
+        const stored = await existing?.(row.fields!);
+        if (stored !== undefined) return { row: row.row, line: row.line, status: 'skipped', id: stored };
         const sentAt = Date.now();
         return outcomeOf(row, await send(row.fields!, key), sentAt);
       } catch (error) {
@@ -327,6 +415,9 @@ export async function sendRows(
   }
 }
 
+/** The one note on an export's columns an import reads and does not send. */
+export const IGNORED_NOTE = 'the service sets these, or they are legal bases, whose evidence an import cannot restate (leads import --help)';
+
 /** Failed rows listed in the summary (all of them are reported as they happen, except on a terminal). */
 const MAX_LISTED = 1000;
 
@@ -340,7 +431,7 @@ async function write(text: string): Promise<void> {
  * per row (failures only for a dry run); each ends with a summary. Memory stays bounded whatever the file's size.
  */
 export class ImportReport {
-  private readonly counts = { stored: 0, replayed: 0, read: 0, failed: 0 };
+  private readonly counts = { stored: 0, replayed: 0, skipped: 0, read: 0, failed: 0 };
   private readonly failures: { row: number; line: number; reason: string }[] = [];
   private readonly codes = new Set<number>();
   private total = 0;
@@ -351,6 +442,8 @@ export class ImportReport {
     private readonly source: RowSource,
     /** Who sends: `operator <client_id>`, `agent <registration_id>`, `anonymous`, or undefined for a dry run. */
     private readonly sentAs: string | undefined,
+    /** `--dedupe email`: skipped rows are counted. */
+    private readonly dedupe = false,
   ) {}
 
   async add(outcome: RowOutcome): Promise<void> {
@@ -367,6 +460,8 @@ export class ImportReport {
       if (Date.now() - this.drawn >= 100) this.draw();
     } else if (outcome.status === 'failed') {
       await write(`row ${outcome.row} (line ${outcome.line}): failed: ${outcome.reason}\n`);
+    } else if (outcome.status === 'skipped') {
+      if (this.sentAs) await write(`row ${outcome.row}: skipped (lead ${outcome.id} has the same fields)\n`);
     } else if (outcome.status !== 'read') {
       await write(`row ${outcome.row}: ok${outcome.status === 'replayed' ? ' (already stored)' : ''}\n`);
     }
@@ -375,23 +470,26 @@ export class ImportReport {
   private draw(): void {
     this.drawn = Date.now();
     process.stdout.write(
-      `\r${progressBar(this.source.progress(), this.total, this.counts.stored + this.counts.replayed + this.counts.read, this.counts.failed)}`,
+      `\r${progressBar(this.source.progress(), this.total, this.counts.stored + this.counts.replayed + this.counts.skipped + this.counts.read, this.counts.failed)}`,
     );
   }
 
   /** Prints the summary and answers the exit code; `fatal` is an error that ended the import early (printed by the caller). */
   async finish(stopped: boolean, fatal?: CliError): Promise<number> {
-    const { stored, replayed, read, failed } = this.counts;
+    const { stored, replayed, skipped, read, failed } = this.counts;
     const how = this.source.format === 'csv' ? `CSV, delimiter '${this.source.delimiter}'` : 'JSONL';
+    const ignored = [...this.source.ignored];
     if (this.mode === 'json') {
       const summary = {
         stored,
         replayed,
+        ...(this.dedupe ? { skipped } : {}),
         failed,
         total: this.total,
         format: this.source.format,
         ...(this.source.delimiter ? { delimiter: this.source.delimiter } : {}),
         ...(this.sentAs ? { sent_as: this.sentAs } : { dry_run: true, read }),
+        ...(ignored.length ? { ignored } : {}),
         ...(stopped ? { stopped: 'the service cannot be reached; later rows were not sent' } : {}),
         ...(fatal ? { error: fatal.message } : {}),
       };
@@ -402,11 +500,13 @@ export class ImportReport {
         this.draw();
         process.stdout.write('\n');
       }
+      const skips = this.dedupe ? `${skipped} skipped (a stored lead has the same address and fields), ` : '';
       const lines = [
         this.sentAs
-          ? `${stored} stored, ${replayed} already stored (replayed), ${failed} failed (${how}; sent as ${this.sentAs})`
-          : `dry run (${how}): ${read} rows read, ${failed} cannot be read; nothing was sent`,
+          ? `${stored} stored, ${replayed} already stored (replayed), ${skips}${failed} failed (${how}; sent as ${this.sentAs})`
+          : `dry run (${how}): ${read} rows read, ${skips}${failed} cannot be read; nothing was sent`,
       ];
+      if (ignored.length) lines.push(`ignored, not sent: ${ignored.join(', ')} (${IGNORED_NOTE})`);
       if (failed) {
         const more = failed > this.failures.length ? ` and ${failed - this.failures.length} more` : '';
         lines.push(`failed rows: ${this.failures.map((f) => f.row).join(', ')}${more}`);

@@ -5,8 +5,9 @@ import { Parsed, UsageError, allowOnly, intOption, parseArgs } from './args.js';
 import { CredentialStore, configDir } from './credentials.js';
 import { exportTo, formatBytes } from './export.js';
 import { CliError, EXIT, Http, HttpResponse, ensureOk, failure } from './http.js';
+import { CONTEXT_MEMBERS } from '../src/leads/lead-context.js';
 import { LEAD_FIELD_NAMES, REQUIRED_LEAD_FIELDS } from '../src/leads/lead-rules.js';
-import { ImportReport, ImportRow, openRows, sendRows } from './import.js';
+import { ImportReport, ImportRow, RowOutcome, findStoredLead, openRows, sendRows } from './import.js';
 import { LeadRow, formatTable } from './list.js';
 import { OperatorLogin, notLoggedIn, readSecret } from './login.js';
 import { Session } from './session.js';
@@ -68,21 +69,39 @@ const HELP: Record<string, string> = {
   token:
     'Usage: leads token [--json]\n\nPrints a current access token: the stored one, renewed from the assertion within 60 s of expiry; an\nexpired assertion is refreshed with the stored refresh token (the same registration). Needs `leads register`\nfirst (exit 3 otherwise).',
   graphql: 'Usage: leads graphql <query> [--variables <json>] [--json]\n\nPOST /api/v1/graphql; prints `data` as JSON. Exit 2 when the answer has errors.',
-  import: `Usage: leads import <file.csv|file.jsonl> [--concurrency N] [--dry-run] [--json]
+  import: `Usage: leads import <file.csv|file.jsonl> [--dedupe email] [--concurrency N] [--dry-run] [--json]
 
-Sends each row to POST /api/v1/lead with Idempotency-Key import-<sha256 of the row>. The service keeps a key
-for 24 hours, per caller: a rerun within 24 hours as the same caller never stores a row twice. The same caller
-is the same operator login, or the same agent registration (kept across assertion expiry: the CLI refreshes it,
-never registers anew while it can be renewed), or no registration from the same address. After leads logout (or
-a registration that could no longer be renewed, which the CLI says) a rerun is a new caller and stores the rows
-again. With an operator login (leads login, needs leads:write) rows are sent as that client, at the operator
-rate limit; otherwise with the agent registration (leads register), or anonymously.
+Sends each row to POST /api/v1/lead with Idempotency-Key import-<sha256 of the row's fields>. With an operator
+login (leads login, needs leads:write) rows are sent as that client, at the operator rate limit; otherwise with
+the agent registration (leads register), or anonymously.
+A rerun without --dedupe: the service keeps each key for 24 hours, per caller. The same caller rerunning the file
+within 24 hours stores nothing new (its rows are reported "already stored"). A different caller, or the same one
+after 24 hours, stores every row again: duplicates. The same caller is the same operator login, or the same agent
+registration (kept across assertion expiry: the CLI refreshes it, never registers anew while it can be renewed),
+or no registration from the same address; leads logout, leads register, another machine or an operator login
+instead of an agent (or the other way round) make a new caller.
+--dedupe email: before a row is sent, the stored leads with its e-mail address (any letter case) are looked up
+(GET /api/v1/leads?email=, one lookup per row); the row is skipped when one has the same nome, email, telefone,
+empresa, mensagem and origem, compared as the service stores them (trimmed, NFC, inner spaces collapsed in nome and
+empresa, the address's domain in lower case; a field left out matches an empty one; context and legal bases are
+not compared). A rerun with it stores only the rows no stored lead matches, whoever runs it and however long after;
+skipped rows are counted in the summary. It needs an operator login with leads:read (and leads:write to send);
+with an agent registration or anonymously the import stops before sending anything.
 The file is read as it is sent, in constant memory; at most --concurrency rows (default 8, at most 64) are in
 flight, and rows are reported in file order. --dry-run reads the whole file and reports the rows that cannot be
-read, sending nothing.
-CSV: UTF-8 (a byte order mark is fine); a header naming the columns among ${LEAD_FIELD_NAMES.join(', ')};
-the delimiter is , or ; (whichever the header uses); RFC 4180 quoting (quoted fields may hold the delimiter,
-line breaks and "" for a quote); CRLF or LF line ends. JSONL: one JSON object per line.
+read, sending nothing (with --dedupe, also the rows it would skip).
+CSV: UTF-8 (a byte order mark is fine); a header naming the columns among
+${LEAD_FIELD_NAMES.join(', ')}, and the context members
+${CONTEXT_MEMBERS.join(', ')};
+the delimiter is , or ; (whichever the header uses); RFC 4180 quoting (quoted fields may hold the delimiter, line
+breaks and "" for a quote); CRLF or LF line ends.
+JSONL: one JSON object per line, a lead as POST /api/v1/lead takes it.
+An export imports again (leads export, GET /api/v1/leads/export): CSV with , and member names, CSV with ; (a byte
+order mark, Portuguese headers such as Nome and E-mail, dates as dd/mm/aaaa hh:mm:ss), and JSON Lines. The columns
+the service sets (id, received_at, telefone_e164, channel, registration_id, client_id) and the legal bases (their
+evidence, when and how consent was given, cannot be restated: sent again they would be recorded as given now) are
+read and not sent, named in one note; a cell the export prefixed with ' against spreadsheet formulas is read
+without it. Any other unknown column stops the import before a row is sent.
 Rows are numbered from 1 (CSV: records after the header; JSONL: non-blank lines); failures name the row and the
 line of the file where it starts. A row that cannot be read (wrong column count, a quote left open, not UTF-8,
 bad JSON) is reported and the others go on; a record longer than 1 MiB stops the import there.
@@ -312,12 +331,29 @@ const commands: Record<string, (ctx: Context) => Promise<number>> = {
   },
 
   async import(ctx) {
-    allowOnly(ctx.parsed, ['concurrency', 'dry-run'], 1);
+    allowOnly(ctx.parsed, ['concurrency', 'dry-run', 'dedupe'], 1);
     const file = ctx.parsed.positionals[0];
     if (!file) throw new UsageError('import needs a file: leads import leads.csv');
     const concurrency = intOption(ctx.parsed, 'concurrency', 1, 64, 8)!;
     const dryRun = ctx.parsed.switches.has('dry-run');
+    const dedupe = ctx.parsed.options.dedupe;
+    if (dedupe !== undefined && dedupe !== 'email') throw new UsageError(`--dedupe takes one value: email (not "${dedupe}")`);
     const source = openRows(file);
+    let existing: ((fields: Record<string, unknown>) => Promise<string | undefined>) | undefined;
+    if (dedupe) {
+      // Reading stored leads is an operator's right: an agent or anonymous caller would store every row again unseen.
+      if (!ctx.operator.current()) {
+        const registration = ctx.session.registration;
+        throw new CliError(
+          `error: --dedupe email looks up stored leads (GET /api/v1/leads, scope leads:read), which needs an operator login; ` +
+            `${registration ? `the agent registration ${registration.registration_id}` : 'an anonymous caller'} cannot read leads. ` +
+            'Log in with `leads login --client-id <id>` (a client with leads:read and leads:write), or leave out --dedupe. Nothing was sent.',
+          EXIT.auth,
+        );
+      }
+      await ctx.operator.requireScope('leads:read');
+      existing = (fields) => findStoredLead(fields, (path) => ctx.operator.request(path));
+    }
     let sentAs: string | undefined;
     let send: ((fields: Record<string, unknown>, key: string) => Promise<HttpResponse>) | undefined;
     if (!dryRun && ctx.operator.current()) {
@@ -329,11 +365,11 @@ const commands: Record<string, (ctx: Context) => Promise<number>> = {
       sentAs = registration ? `agent ${registration.registration_id}` : 'anonymous';
       send = (fields, key) => ctx.session.request('/api/v1/lead', { json: fields, headers: { 'Idempotency-Key': key } });
     }
-    const report = new ImportReport(ctx.json ? 'json' : process.stdout.isTTY ? 'tty' : 'lines', source, sentAs);
+    const report = new ImportReport(ctx.json ? 'json' : process.stdout.isTTY ? 'tty' : 'lines', source, sentAs, existing !== undefined);
     let stopped = false;
     try {
-      if (send) stopped = (await sendRows(source.rows, send, concurrency, (outcome) => report.add(outcome))).stopped;
-      else for await (const row of source.rows) await report.add(dryRunOutcome(row));
+      if (send) stopped = (await sendRows(source.rows, send, concurrency, (outcome) => report.add(outcome), existing)).stopped;
+      else for await (const row of source.rows) await report.add(await dryRunOutcome(row, existing));
     } catch (error) {
       if (!(error instanceof CliError)) throw error;
       const code = await report.finish(false, error);
@@ -462,11 +498,11 @@ const commands: Record<string, (ctx: Context) => Promise<number>> = {
   },
 };
 
-/** A dry run's verdict on a row: read (it would be sent) or the reason it cannot be. */
-function dryRunOutcome(row: ImportRow) {
-  return row.error === undefined
-    ? { row: row.row, line: row.line, status: 'read' as const }
-    : { row: row.row, line: row.line, status: 'failed' as const, reason: row.error, exitCode: EXIT.invalid };
+/** A dry run's verdict on a row: read (it would be sent), skipped (--dedupe) or the reason it cannot be. */
+async function dryRunOutcome(row: ImportRow, existing?: (fields: Record<string, unknown>) => Promise<string | undefined>): Promise<RowOutcome> {
+  if (row.error !== undefined) return { row: row.row, line: row.line, status: 'failed', reason: row.error, exitCode: EXIT.invalid };
+  const stored = await existing?.(row.fields!);
+  return stored === undefined ? { row: row.row, line: row.line, status: 'read' } : { row: row.row, line: row.line, status: 'skipped', id: stored };
 }
 
 async function main(argv: string[]): Promise<number> {

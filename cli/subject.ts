@@ -1,10 +1,13 @@
 // `leads subject …`: data-subject requests (docs/decisions/0029-data-subject-requests.md), made by an operator for the
 // person: a copy of their leads, their erasure, or the revocation of their consent to communications.
+import { createInterface } from 'node:readline';
+import { foldEmail } from '../src/leads/lead-rules.js';
 import { Parsed, UsageError, allowOnly } from './args.js';
 import { CliError, EXIT, asProblem, describeFailure, failure } from './http.js';
 import { OperatorLogin, notLoggedIn } from './login.js';
 
 export const SUBJECT_HELP = `Usage: leads subject access|erase|revoke <email> [--json]
+       leads subject erase <email> [--yes | --dry-run] [--json]
 
 Data-subject requests (LGPD Art. 18) for the person whose leads carry <email> (any letter case). Needs an operator
 login (leads login); each request is audited by the service without the address. Prints the receipt (lead ids and
@@ -15,7 +18,11 @@ Commands:
                           (POST /api/v1/data-subject-requests/access, scope leads:read)
   erase <email>           delete every lead of the person and what refers to them: webhook messages and logs,
                           consent wordings no other lead shows, the address in agent registrations; receivers get
-                          lead.erased (POST /api/v1/data-subject-requests/erasure, scope leads:erase)
+                          lead.erased (POST /api/v1/data-subject-requests/erasure, scope leads:erase). It cannot be
+                          undone: on a terminal it shows what would be erased and asks for the address again (an
+                          answer that differs erases nothing, exit 1); --yes erases without asking. Without a
+                          terminal and without --yes it refuses (exit 1), so a script never waits for an answer.
+                          --dry-run counts what would be erased ({"email", "dry_run": true}) and erases nothing.
   revoke <email>          decline the person's consent to communications on every stored lead from now on;
                           receivers get consent.revoked (POST /api/v1/data-subject-requests/consent-revocation,
                           scope leads:erase)`;
@@ -47,29 +54,69 @@ export async function subject(ctx: SubjectContext): Promise<number> {
   const request = Object.hasOwn(REQUESTS, sub) ? REQUESTS[sub] : undefined;
   if (!request) throw new UsageError(`unknown subject command "${sub}"; one of ${names}`);
   const parsed: Parsed = { ...ctx.parsed, command: `subject ${sub}`, positionals: [email, ...rest].filter((value) => value !== undefined) };
-  allowOnly(parsed, [], 1);
+  const erase = sub === 'erase';
+  allowOnly(parsed, erase ? ['yes', 'dry-run'] : [], 1);
   if (!email) throw new UsageError(`subject ${sub} needs the person's e-mail address: leads subject ${sub} maria@example.com`);
+  const dryRun = erase && parsed.switches.has('dry-run');
+  if (dryRun && parsed.switches.has('yes')) throw new UsageError('--dry-run erases nothing: leave out --yes');
   if (!ctx.operator.current()) throw notLoggedIn();
-  const response = await ctx.operator.request(`/api/v1/data-subject-requests/${request.path}`, { json: { email } });
-  if (response.status === 403 && asProblem(response)?.code === 'insufficient_scope') {
-    const clientId = ctx.operator.current()?.client_id ?? '<id>';
-    throw new CliError(
-      `${describeFailure(response)}\nthe operator login ${clientId} cannot make this request: log in with a client that has the ${request.scope} scope`,
-      EXIT.auth,
-      response,
-    );
+  const send = async (body: Record<string, unknown>): Promise<Receipt> => {
+    const response = await ctx.operator.request(`/api/v1/data-subject-requests/${request.path}`, { json: body });
+    if (response.status === 403 && asProblem(response)?.code === 'insufficient_scope') {
+      const clientId = ctx.operator.current()?.client_id ?? '<id>';
+      throw new CliError(
+        `${describeFailure(response)}\nthe operator login ${clientId} cannot make this request: log in with a client that has the ${request.scope} scope`,
+        EXIT.auth,
+        response,
+      );
+    }
+    if (response.status !== 200) throw failure(response);
+    return response.body as Receipt;
+  };
+  if (erase && !dryRun && !parsed.switches.has('yes')) {
+    if (process.stdin.isTTY !== true) {
+      throw new CliError(
+        'error: subject erase cannot be undone, and there is no terminal to confirm it on: pass --yes to erase ' +
+          '(or --dry-run to count what would be erased). Nothing was erased.',
+        EXIT.usage,
+      );
+    }
+    const preview = await send({ email, dry_run: true });
+    process.stderr.write(`${countsLine('would erase', preview)}\nThis cannot be undone. `);
+    if (!(await confirmAddress(email, process.stdin, process.stderr))) {
+      throw new CliError('error: the address typed does not match; nothing was erased', EXIT.usage);
+    }
   }
-  if (response.status !== 200) throw failure(response);
-  const receipt = response.body as Receipt;
+  const receipt = await send(dryRun ? { email, dry_run: true } : { email });
   if (ctx.json || process.stdout.isTTY !== true || sub === 'access') {
     // An access request's answer is the copy to hand over: always as JSON.
     ctx.out(JSON.stringify(receipt, null, 2));
     return EXIT.ok;
   }
-  const counts = Object.entries(receipt.counts)
-    .map(([name, n]) => `${name} ${n}`)
-    .join(', ');
-  const done = sub === 'erase' ? 'erased' : `revoked consent to communications at ${receipt.revoked_at}`;
-  ctx.out([`${done}: ${counts}`, `request ${receipt.request_id}`, ...receipt.lead_ids.map((id) => `  ${id}`)].join('\n'));
+  const done = !erase ? `revoked consent to communications at ${receipt.revoked_at}` : dryRun ? 'would erase (dry run: nothing was erased)' : 'erased';
+  ctx.out([countsLine(done, receipt), `request ${receipt.request_id}`, ...receipt.lead_ids.map((id) => `  ${id}`)].join('\n'));
   return EXIT.ok;
+}
+
+function countsLine(label: string, receipt: Receipt): string {
+  return `${label}: ${Object.entries(receipt.counts)
+    .map(([name, n]) => `${name} ${n}`)
+    .join(', ')}`;
+}
+
+/**
+ * Asks for the address again on `output` and reads one line of `input`: true when it is the same address (any letter
+ * case, surrounding spaces ignored). The end of the input, or any other answer, is false.
+ */
+export async function confirmAddress(email: string, input: NodeJS.ReadableStream, output: NodeJS.WritableStream): Promise<boolean> {
+  const lines = createInterface({ input, output, terminal: false });
+  try {
+    const answer = await new Promise<string | undefined>((resolve) => {
+      lines.once('close', () => resolve(undefined));
+      lines.question('Type the address again to erase: ', resolve);
+    });
+    return answer !== undefined && foldEmail(answer.trim()) === foldEmail(email.trim());
+  } finally {
+    lines.close();
+  }
 }

@@ -1,11 +1,11 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GENEROUS_LIMITS, ServerProcess, freePort, startServer } from './support/server-process.js';
 import { TestDatabase, freshDatabase } from './support/test-app.js';
-import { type CliOptions, runCli } from './support/child-output.js';
+import { type ChildOutput, type CliOptions, runCli } from './support/child-output.js';
 
 // `leads subject access|erase|revoke <email>` (docs/decisions/0029-data-subject-requests.md), run as its own process
 // against the built service, with operator clients made by `npm run clients:create`.
@@ -35,6 +35,33 @@ function createClient(name: string, scope: string): Client {
 }
 
 const as = (client: Client) => ({ LEADS_CLIENT_ID: client.client_id, LEADS_CLIENT_SECRET: client.client_secret });
+
+/**
+ * Runs the CLI on a pseudo-terminal (util-linux `script`) as `client`; `answer` is typed once `prompt` shows, as a
+ * person would. Output is the terminal's: stdout and stderr together.
+ */
+function runOnTerminal(args: string[], client: Client, options: { prompt?: string; answer?: string } = {}): Promise<ChildOutput> {
+  const command = `exec ${[leads, ...args].map((arg) => `'${arg.replace(/'/g, `'\\''`)}'`).join(' ')}`;
+  return new Promise((resolve, reject) => {
+    const child = spawn('script', ['-q', '-e', '-c', command, '/dev/null'], {
+      env: { PATH: process.env.PATH, HOME: work, LEADS_CONFIG_DIR: configDir, TERM: 'dumb', ...as(client) },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let answered = false;
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk;
+      if (options.prompt && !answered && stdout.includes(options.prompt)) {
+        answered = true;
+        child.stdin.write(`${options.answer}\r`);
+      }
+    });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr: '' }));
+  });
+}
+
+const leadsOf = async (email: string) => JSON.parse((await run(['subject', 'access', email], { env: as(privacy) })).stdout).lead_ids as string[];
 
 async function submit(email: string): Promise<string> {
   const res = await fetch(`${server.baseUrl}/api/v1/lead`, {
@@ -93,7 +120,7 @@ describe('leads subject', () => {
     expect(copy).toMatchObject({ type: 'access', counts: { leads: 2 } });
     expect([...copy.lead_ids].sort()).toEqual([...ids].sort());
 
-    const refused = await run(['subject', 'erase', 'cli.pessoa@example.com'], { env: as(reader) });
+    const refused = await run(['subject', 'erase', 'cli.pessoa@example.com', '--yes'], { env: as(reader) });
     expect(refused.code).toBe(3);
     expect(refused.stderr).toContain('leads:erase');
 
@@ -101,12 +128,56 @@ describe('leads subject', () => {
     expect(revoke.code).toBe(0);
     expect(JSON.parse(revoke.stdout)).toMatchObject({ type: 'consent_revocation', counts: { leads: 2, revoked: 2 } });
 
-    const erase = await run(['subject', 'erase', 'cli.pessoa@example.com'], { env: as(privacy) });
+    const erase = await run(['subject', 'erase', 'cli.pessoa@example.com', '--yes'], { env: as(privacy) });
     expect(erase.code).toBe(0);
     expect(JSON.parse(erase.stdout)).toMatchObject({ type: 'erasure', counts: { leads: 2 } });
     expect(JSON.parse((await run(['subject', 'access', 'cli.pessoa@example.com'], { env: as(privacy) })).stdout)).toMatchObject({ lead_ids: [], leads: [] });
 
-    const bad = await run(['subject', 'erase', 'not-an-address'], { env: as(privacy) });
+    const bad = await run(['subject', 'erase', 'not-an-address', '--yes'], { env: as(privacy) });
     expect(bad.code).toBe(2);
+  });
+
+  it('erase without a terminal and without --yes refuses at once and erases nothing', async () => {
+    const ids = [await submit('sem.terminal@example.com')];
+    const refused = await run(['subject', 'erase', 'sem.terminal@example.com'], { env: as(privacy) });
+    expect(refused).toMatchObject({ code: 1, stdout: '' });
+    expect(refused.stderr).toContain('there is no terminal to confirm it on: pass --yes to erase');
+    expect(refused.stderr).toContain('Nothing was erased.');
+    expect(await leadsOf('sem.terminal@example.com')).toEqual(ids);
+  });
+
+  it('erase --dry-run prints what would be erased, and erases nothing', async () => {
+    const ids = [await submit('previa.cli@example.com'), await submit('Previa.Cli@example.com')];
+    const dry = await run(['subject', 'erase', 'previa.cli@example.com', '--dry-run'], { env: as(privacy) });
+    expect(dry.code).toBe(0);
+    const receipt = JSON.parse(dry.stdout);
+    expect(receipt).toMatchObject({ type: 'erasure', dry_run: true, counts: { leads: 2, idempotency_keys: 0 } });
+    expect([...receipt.lead_ids].sort()).toEqual([...ids].sort());
+    expect((await leadsOf('previa.cli@example.com')).sort()).toEqual([...ids].sort());
+    expect(await run(['subject', 'erase', 'previa.cli@example.com', '--dry-run', '--yes'], { env: as(privacy) })).toMatchObject({ code: 1 });
+    expect(await run(['subject', 'access', 'previa.cli@example.com', '--dry-run'], { env: as(privacy) })).toMatchObject({ code: 1 });
+
+    const terminal = await runOnTerminal(['subject', 'erase', 'previa.cli@example.com', '--dry-run'], privacy);
+    expect(terminal.code).toBe(0);
+    expect(terminal.stdout).toContain('would erase (dry run: nothing was erased): leads 2, webhook_messages 2,');
+    expect(terminal.stdout).not.toContain('Type the address again');
+    expect((await leadsOf('previa.cli@example.com')).length).toBe(2);
+  });
+
+  it('erase on a terminal shows the counts and asks for the address again: another answer erases nothing, the same one erases', async () => {
+    const ids = [await submit('confirma.cli@example.com')];
+    const prompt = 'Type the address again to erase: ';
+    const wrong = await runOnTerminal(['subject', 'erase', 'confirma.cli@example.com'], privacy, { prompt, answer: 'outra@example.com' });
+    expect(wrong.code).toBe(1);
+    expect(wrong.stdout).toContain('would erase: leads 1,');
+    expect(wrong.stdout).toContain('This cannot be undone.');
+    expect(wrong.stdout).toContain('the address typed does not match; nothing was erased');
+    expect(await leadsOf('confirma.cli@example.com')).toEqual(ids);
+
+    const right = await runOnTerminal(['subject', 'erase', 'confirma.cli@example.com'], privacy, { prompt, answer: ' Confirma.CLI@example.com ' });
+    expect(right.code).toBe(0);
+    expect(right.stdout).toMatch(/erased: leads 1, /);
+    expect(right.stdout).toContain(`  ${ids[0]}`);
+    expect(await leadsOf('confirma.cli@example.com')).toEqual([]);
   });
 });

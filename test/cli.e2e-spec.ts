@@ -124,6 +124,16 @@ describe('distribution', () => {
     }
   });
 
+  it("the README's command list names every command the CLI's help lists", async () => {
+    const help = (await run(['--help'])).stdout;
+    const commands = [...help.slice(help.indexOf('Commands:'), help.indexOf('Global options:')).matchAll(/^ {2}([a-z]+)/gm)].map((match) => match[1]);
+    expect(commands).toEqual(expect.arrayContaining(['import', 'webhooks', 'subject', 'logout']));
+    const readme = readFileSync('README.md', 'utf8');
+    const section = readme.slice(readme.indexOf('### Command-line client'));
+    const list = section.slice(section.indexOf('Commands: '), section.indexOf('--json` prints raw responses'));
+    for (const command of commands) expect([command, list.includes(`\`${command}\``)]).toEqual([command, true]);
+  });
+
   it('usage errors exit 1', async () => {
     expect((await run([])).code).toBe(1);
     expect(await run(['frobnicate'])).toMatchObject({ code: 1, stderr: expect.stringContaining('unknown command "frobnicate"') });

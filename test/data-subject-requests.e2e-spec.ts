@@ -186,6 +186,7 @@ describe('data-subject requests', () => {
           idempotency_keys: 1,
           agent_registrations: 1,
         },
+        dry_run: false,
       });
       expect(res.body.lead_ids).toHaveLength(2);
 
@@ -229,6 +230,71 @@ describe('data-subject requests', () => {
         .set('Authorization', `Bearer ${manager}`);
       await receiver.close();
     }
+  });
+
+  it('erasure with dry_run answers what it would erase, erases nothing, and is audited as a dry run', async () => {
+    const wording = `Aceito comunicações (prévia ${uuidv7()}).`;
+    const ids = [
+      await lead({ nome: 'Prévia Um', email: 'Previa.Pessoa@Example.net', legal_bases: GRANTED, consent_text: wording }, 'dsr-dry-1'),
+      await lead({ nome: 'Prévia Dois', email: 'previa.pessoa@example.net' }),
+    ];
+    await t.app.get<Repository<AgentRegistration>>(getRepositoryToken(AgentRegistration)).insert({
+      id: uuidv7(),
+      type: 'identity_assertion',
+      clientName: 'agente prévia',
+      contacts: JSON.stringify(['PREVIA.PESSOA@example.net']),
+      email: null,
+      scopes: 'leads:write',
+      claimTokenHash: 'y'.repeat(64),
+      claimTokenExpiresAt: new Date(),
+      createdAt: new Date(),
+      revokedAt: null,
+      registeredFrom: null,
+    });
+    // The worker's fan-out marks each message; once it has, nothing but a request changes these tables.
+    await eventually(
+      async () => ((await t.dataSource.query('SELECT 1 FROM webhook_messages WHERE dispatched_at IS NULL')) as unknown[]).length === 0 || undefined,
+    );
+    const before = await everyTable(t);
+
+    const dry = await call('erasure', { email: 'previa.pessoa@EXAMPLE.net', dry_run: true }, eraser);
+    expect(dry.status).toBe(200);
+    expect(dry.headers['cache-control']).toBe('no-store');
+    const counts = { leads: 2, webhook_messages: 2, webhook_deliveries: 0, webhook_attempts: 0, consent_texts: 1, idempotency_keys: 1, agent_registrations: 1 };
+    expect(dry.body).toEqual({
+      request_id: expect.any(String),
+      type: 'erasure',
+      requested_at: expect.any(String),
+      completed_at: expect.any(String),
+      lead_ids: expect.arrayContaining(ids),
+      counts,
+      dry_run: true,
+    });
+    expect(dry.body.lead_ids).toHaveLength(2);
+
+    // Nothing changed but the audit, which records a dry run, not an erasure.
+    const after = await everyTable(t);
+    for (const table of Object.keys(before).filter((name) => name !== 'data_subject_requests')) expect([table, after[table]]).toEqual([table, before[table]]);
+    for (const id of ids) expect((await t.http.get(`/api/v1/leads/${id}`).set('Authorization', `Bearer ${reader}`).then(expectContract)).status).toBe(200);
+    expect(await messages('lead.erased')).not.toContainEqual(
+      expect.objectContaining({ data: expect.objectContaining({ lead_ids: expect.arrayContaining(ids) }) }),
+    );
+    const [audit] = await t.dataSource.query(`SELECT * FROM data_subject_requests WHERE id = '${dry.body.request_id}'`);
+    expect(audit).toMatchObject({ type: 'erasure_dry_run', client_id: 'op_privacy' });
+
+    // The erasure that follows removes exactly what the dry run counted.
+    const erased = await call('erasure', { email: 'previa.pessoa@example.net', dry_run: false }, eraser);
+    expect(erased.body).toMatchObject({ type: 'erasure', counts, dry_run: false });
+    expect([...erased.body.lead_ids].sort()).toEqual([...dry.body.lead_ids].sort());
+  });
+
+  it('dry_run must be a boolean, and only an erasure takes it', async () => {
+    const bad = await call('erasure', { email: 'a@example.com', dry_run: 'yes' }, eraser);
+    expectProblem(bad, 422, 'validation_failed');
+    expect(bad.body.errors).toEqual([{ pointer: '/dry_run', code: 'invalid_type', detail: expect.any(String) }]);
+    const access = await call('access', { email: 'a@example.com', dry_run: true }, reader);
+    expectProblem(access, 422, 'validation_failed');
+    expect(access.body.errors).toEqual([{ pointer: '/dry_run', code: 'unknown_field', detail: expect.any(String) }]);
   });
 
   it('consent revocation declines communications on every stored lead; a later lead keeps its new grant', async () => {

@@ -17,11 +17,24 @@ const DETAIL: Record<string, string> = {
  * returned case-folded as the leads' `email_folded` holds it.
  */
 export function parseSubject(body: Record<string, unknown>): string {
+  return parse(body, false).email;
+}
+
+/** An erasure request's body: `{"email"}`, and `dry_run` (true: count what would be erased, erase nothing). */
+export function parseErasure(body: Record<string, unknown>): { email: string; dryRun: boolean } {
+  return parse(body, true);
+}
+
+function parse(body: Record<string, unknown>, erasure: boolean): { email: string; dryRun: boolean } {
+  const members = erasure ? ['email', 'dry_run'] : ['email'];
   const errors: FieldError[] = Object.keys(body)
-    .filter((key) => key !== 'email')
+    .filter((key) => !members.includes(key))
     .map((key) => ({ pointer: `/${escapePointer(key)}`, code: 'unknown_field', detail: `${key} is not a member of a data-subject request.` }));
   const failure = fieldFailure('email', body.email);
   if (failure) errors.push({ pointer: '/email', code: failure, detail: DETAIL[failure] });
+  if (body.dry_run !== undefined && typeof body.dry_run !== 'boolean' && erasure) {
+    errors.push({ pointer: '/dry_run', code: 'invalid_type', detail: 'dry_run must be true (count what would be erased) or false.' });
+  }
   if (errors.length) throw validationFailed(errors);
-  return foldEmail(normaliseEmail(body.email as string));
+  return { email: foldEmail(normaliseEmail(body.email as string)), dryRun: body.dry_run === true };
 }

@@ -8,7 +8,7 @@ import { LeadReader, LeadView, MAX_PAGE_SIZE } from '../leads/lead-reader.servic
 import type { LegalBasisView } from '../leads/legal-bases.js';
 import { Steps, WebhookStore } from '../webhooks/webhook-store.js';
 import { WebhookDispatcher } from '../webhooks/webhook-dispatcher.service.js';
-import { parseSubject } from './data-subject-request.js';
+import { parseErasure, parseSubject } from './data-subject-request.js';
 import { addCounts, ERASURE_BATCH, ErasureCounts, LeadEraser, NIL_UUID, NO_ERASURE } from './lead-eraser.service.js';
 
 export type DataSubjectRequestType = 'access' | 'erasure' | 'consent_revocation';
@@ -27,7 +27,10 @@ export interface AccessReceipt extends Receipt<{ leads: number; consent_texts: n
   consent_texts: { sha256: string; text: string }[];
 }
 
-export type ErasureReceipt = Receipt<ErasureCounts>;
+/** `dry_run: true`: the counts are what an erasure would remove now; nothing was erased. */
+export interface ErasureReceipt extends Receipt<ErasureCounts> {
+  dry_run: boolean;
+}
 
 export interface RevocationReceipt extends Receipt<{ leads: number; revoked: number }> {
   category: 'communications';
@@ -84,8 +87,12 @@ export class DataSubjectService {
   }
 
   async erase(body: Record<string, unknown>, caller: Caller): Promise<ErasureReceipt> {
-    const email = parseSubject(body);
+    const { email, dryRun } = parseErasure(body);
     const requestedAt = Date.now();
+    if (dryRun) {
+      const { leadIds, counts } = await this.eraser.dryRun(email);
+      return { ...(await this.audit('erasure', email, caller, requestedAt, leadIds, counts, true)), dry_run: true };
+    }
     const leadIds: string[] = [];
     let counts = NO_ERASURE;
     // One transaction per batch; the first also clears the address from agent registrations. Until a batch finds none.
@@ -96,7 +103,7 @@ export class DataSubjectService {
       if (batch.leadIds.length === 0) break;
       await new Promise((resolve) => setImmediate(resolve));
     }
-    return this.audit('erasure', email, caller, requestedAt, leadIds, counts);
+    return { ...(await this.audit('erasure', email, caller, requestedAt, leadIds, counts)), dry_run: false };
   }
 
   async revoke(body: Record<string, unknown>, caller: Caller): Promise<RevocationReceipt> {
@@ -140,6 +147,7 @@ export class DataSubjectService {
     return { seen: rows.map((row) => row.id as string), changed: changed.length };
   }
 
+  /** Writes the audit row; an erasure's dry run is recorded as `erasure_dry_run`, apart from the erasures that happened. */
   private async audit<Counts>(
     type: DataSubjectRequestType,
     email: string,
@@ -147,6 +155,7 @@ export class DataSubjectService {
     requestedAt: number,
     leadIds: string[],
     counts: Counts,
+    dryRun = false,
   ): Promise<Receipt<Counts>> {
     const id = uuidv7(requestedAt);
     const completedAt = Date.now();
@@ -157,7 +166,7 @@ export class DataSubjectService {
     await this.store.query(
       `INSERT INTO data_subject_requests (id, type, subject_hmac, client_id, requested_at, completed_at, lead_ids, counts)
         VALUES (${[1, 2, 3, 4, 5, 6, 7, 8].map(p).join(', ')})`,
-      [id, type, subject, caller.clientId, requestedAt, completedAt, JSON.stringify(leadIds), JSON.stringify(counts)],
+      [id, dryRun ? 'erasure_dry_run' : type, subject, caller.clientId, requestedAt, completedAt, JSON.stringify(leadIds), JSON.stringify(counts)],
     );
     return {
       request_id: id,

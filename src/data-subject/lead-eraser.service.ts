@@ -47,6 +47,13 @@ export function addCounts(a: ErasureCounts, b: ErasureCounts): ErasureCounts {
   return Object.fromEntries(Object.entries(a).map(([name, n]) => [name, n + b[name as keyof ErasureCounts]])) as unknown as ErasureCounts;
 }
 
+/** Thrown at the end of a dry run's transaction, so that it rolls back, with what the erasure would have removed. */
+class RolledBack extends Error {
+  constructor(readonly result: ErasedBatch) {
+    super('dry run: rolled back');
+  }
+}
+
 /**
  * The one erasure path, for data-subject requests and retention alike (docs/decisions/0029-data-subject-requests.md):
  * a batch of leads and everything that refers to them, in one transaction, with the `lead.erased` event in the same
@@ -76,6 +83,31 @@ export class LeadEraser {
     this.dispatcher.forget(result.messageIds);
     if (result.leadIds.length) this.dispatcher.wake();
     return { leadIds: result.leadIds, counts: result.counts };
+  }
+
+  /**
+   * What erasing one person's leads (the case-folded address) would remove now, and the address from agent
+   * registrations: the erasure's own steps, every batch in one transaction that is then rolled back, so the counts are
+   * exactly the erasure's and nothing changes (no event, no webhook message is forgotten).
+   */
+  async dryRun(emailFolded: string): Promise<ErasedBatch> {
+    try {
+      await this.store.transaction(() => this.dryRunSteps(emailFolded, Date.now()));
+    } catch (error) {
+      if (error instanceof RolledBack) return error.result;
+      throw error;
+    }
+    throw new Error('a dry run must roll back');
+  }
+
+  private *dryRunSteps(emailFolded: string, now: number): Steps<never> {
+    const result: ErasedBatch = { leadIds: [], counts: NO_ERASURE };
+    for (let first = true; ; first = false) {
+      const batch = yield* this.batchSteps({ emailFolded }, undefined, 'data_subject_request', now, first ? emailFolded : undefined);
+      result.leadIds.push(...batch.leadIds);
+      result.counts = addCounts(result.counts, batch.counts);
+      if (batch.leadIds.length === 0) throw new RolledBack(result);
+    }
   }
 
   private *batchSteps(

@@ -1,4 +1,4 @@
-import { neutraliseFormula } from './csv-cells.js';
+import { neutraliseFormula, restoreFormula } from './csv-cells.js';
 
 describe('neutraliseFormula (CWE-1236)', () => {
   it.each([
@@ -30,4 +30,17 @@ describe('neutraliseFormula (CWE-1236)', () => {
       expect(neutraliseFormula(cell)).toBe(cell);
     },
   );
+});
+
+describe('restoreFormula (an exported cell read back by leads import)', () => {
+  it.each(["=cmd|' /C calc'!A0", '+55 (11) 98765-4321', '-', '\uff1dcmd', '+5511987654321', 'Maria', '', "'", "'plain", ' =1+1'])(
+    'undoes neutraliseFormula on %j',
+    (cell) => {
+      expect(restoreFormula(neutraliseFormula(cell))).toBe(cell);
+    },
+  );
+
+  it.each(["'", "'plain", "'+5511987654321", "''=1"])('keeps %j, which no export neutralised', (cell) => {
+    expect(restoreFormula(cell)).toBe(cell);
+  });
 });

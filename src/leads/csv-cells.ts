@@ -15,3 +15,8 @@ const PLAIN_NUMBER = /^[+-]?\d+(?:\.\d+)?$/;
 export function neutraliseFormula(cell: string): string {
   return cell.length > 0 && FORMULA_TRIGGERS.has(cell[0]) && !PLAIN_NUMBER.test(cell) ? `'${cell}` : cell;
 }
+
+/** An exported cell read back (`leads import`): the `'` neutraliseFormula added is taken off again. */
+export function restoreFormula(cell: string): string {
+  return cell.length > 1 && cell[0] === "'" && neutraliseFormula(cell.slice(1)) === cell ? cell.slice(1) : cell;
+}

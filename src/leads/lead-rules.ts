@@ -75,6 +75,16 @@ export function normaliseEmail(value: string): string {
 }
 
 /**
+ * A field's value as the service stores it: trimmed, NFC, inner whitespace collapsed where the rule says, and the
+ * e-mail's domain lower-cased. `leads import --dedupe` compares rows with stored leads in this form.
+ */
+export function normaliseField(name: LeadField, value: string): string {
+  if (name === 'email') return normaliseEmail(value);
+  const text = value.trim().normalize('NFC');
+  return (LEAD_FIELDS[name] as LeadFieldRule).collapseWhitespace ? text.replace(/\s+/gu, ' ') : text;
+}
+
+/**
  * The case-insensitive form of an address: stored beside it (`email_folded`, indexed) and applied to the read API's
  * `email` filter, so both sides fold alike. NFC, then JavaScript's full Unicode lower-casing (SQLite's lower() folds
  * ASCII only). migrations/1764300000000-lead-read-columns.ts holds a copy for the rows stored before it.

@@ -25,7 +25,7 @@ import {
   LEAD_FIELDS,
   LeadField,
   LeadFieldRule,
-  normaliseEmail,
+  normaliseField,
   VISIBLE_CHARACTER,
 } from './lead-rules.js';
 
@@ -196,13 +196,8 @@ function contextDetail(member: ContextMember, failure: FieldErrorCode): string {
 }
 
 function normalise(input: Record<LeadField, string | undefined>): NormalisedLead {
-  const clean = (field: LeadField): string | undefined => {
-    const value = input[field];
-    if (value === undefined) return undefined;
-    const text = value.trim().normalize('NFC');
-    return (LEAD_FIELDS[field] as LeadFieldRule).collapseWhitespace ? text.replace(/\s+/gu, ' ') : text;
-  };
-  const lead: NormalisedLead = { nome: clean('nome')!, email: normaliseEmail(input.email!) };
+  const clean = (field: LeadField): string | undefined => (input[field] === undefined ? undefined : normaliseField(field, input[field]));
+  const lead: NormalisedLead = { nome: clean('nome')!, email: clean('email')! };
   const telefone = clean('telefone');
   if (telefone !== undefined) {
     lead.telefone = telefone;
