@@ -321,7 +321,7 @@ export class McpServerFactory {
     }
     try {
       // null is "not given", as for a parameter left out of the REST query.
-      const input = await leadReadInput(Object.fromEntries(Object.entries(given).filter(([, value]) => value !== null)));
+      const input = await leadReadInput(Object.fromEntries(Object.entries(given).filter(([, value]) => value !== null)), this.config.timeZone);
       const page = await readLeadPage(this.reader, input);
       const structuredContent = { data: page.data, next_cursor: page.nextCursor };
       const text = JSON.stringify(structuredContent, null, 2);
