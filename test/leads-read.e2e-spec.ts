@@ -195,6 +195,12 @@ describe('reading leads: GET /api/v1/leads and /api/v1/leads/{id}', () => {
       expect(await ids(`since=2020-01-01T12:00:00Z&until=2020-01-01T12:00:00Z`)).toEqual([]);
     });
 
+    it('takes the first and the last day there is: every lead', async () => {
+      const res = await list('?limit=200&since=0001-01-01&until=9999-12-31');
+      expect(res.status).toBe(200);
+      expect(res.body.data).toEqual((await list('?limit=200')).body.data);
+    });
+
     it('matches origem exactly', async () => {
       const site = await list('?origem=site');
       expect(site.body.data.map((lead: LeadView) => lead.id)).toEqual(sent.filter((lead) => lead.origem === 'site').map((lead) => lead.id));
