@@ -95,16 +95,21 @@ export function csvWriter(delimiter: CsvDelimiter, columns: readonly CsvColumn[]
 /** How a record becomes the cells of `columns`; every column as it stands is today's technical form, untouched. */
 function cellsOf(columns: readonly CsvColumn[], dateTime?: (instant: number) => string): (record: LeadRecord) => (string | null)[] {
   const indexes = columns.map((column) => CSV_COLUMNS.indexOf(column));
-  if (!dateTime && indexes.length === CSV_COLUMNS.length && indexes.every((index, i) => index === i)) return csvCells;
+  const every = indexes.length === CSV_COLUMNS.length && indexes.every((index, i) => index === i);
+  const dates = dateTime ? indexes.flatMap((index, i) => (DATE_TIME_COLUMNS.has(CSV_COLUMNS[index]) ? [i] : [])) : [];
+  if (every && !dates.length) return csvCells;
   // A record starts with the plain members in CSV order: with none of the others, no JSON is parsed.
-  const cellsOfRecord = indexes.every((index) => index < PLAIN_COLUMNS.length) ? (record: LeadRecord) => record : csvCells;
-  const dates = indexes.map((index) => dateTime !== undefined && DATE_TIME_COLUMNS.has(CSV_COLUMNS[index]));
+  const plainOnly = indexes.every((index) => index < PLAIN_COLUMNS.length);
   return (record) => {
-    const cells = cellsOfRecord(record);
-    return indexes.map((index, i) => {
-      const cell = cells[index];
-      return dates[i] && cell !== null ? dateTime!(Date.parse(cell)) : cell;
-    });
+    // A new array either way (the record is the reader's), so the date-times are written into it in place.
+    let cells: (string | null)[];
+    if (every) cells = csvCells(record);
+    else {
+      const source = plainOnly ? record : csvCells(record);
+      cells = indexes.map((index) => source[index]);
+    }
+    for (const i of dates) if (cells[i] !== null) cells[i] = dateTime!(Date.parse(cells[i]!));
+    return cells;
   };
 }
 
