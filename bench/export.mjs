@@ -1,13 +1,14 @@
 // Export benchmark (issue 20): GET /api/v1/leads/export over a SQLite database of --rows leads. Not part of CI.
 // Usage (after `npm run build`; `npm run bench:export -- …` builds when stale):
 //   node bench/export.mjs [--rows 1000000] [--format csv] [--page-size N] [--duration 10] [--rounds 3] [--rate 1000]
-//                         [--connections 10]
+//                         [--connections 10] [--query 'delimiter=;&columns=all']
 // 1. seeds --rows leads straight into a fresh SQLite file (the service's own migrations make the schema first; then
 //    prepared INSERTs in transactions of 50,000 rows), 2. starts dist/server.mjs on it (pinned to CPU 0 when taskset is
 //    there; the clients are not pinned) with an operator client from clients:create (leads:export), 3. exports once alone: rows/s, bytes/s, time to first byte, the
 //    server's peak RSS (VmHWM), 4. loads POST /api/v1/lead with autocannon at a fixed --rate for --duration seconds,
 //    without and then with exports running back to back, --rounds times, and reports the median intake p99 of each
-//    and their ratio.
+//    and their ratio. --query adds parameters to the export's URL (the pt-BR profile: `delimiter=;`, with every
+//    column and so every date-time: `delimiter=;&columns=all`).
 // The export client is a child process (bench/export-client.mjs) so that reading the file does not delay autocannon's
 // own clock. Targets (issue 20): ≥ 100,000 rows/s on SQLite, peak RSS ≤ 200 MB, intake p99 during export ≤ 2× without.
 import { execFileSync, spawn } from 'node:child_process';
@@ -24,7 +25,7 @@ const CLIENT = join(ROOT, 'bench/export-client.mjs');
 const EXPORT_TIMEOUT_MS = 300_000;
 
 function parseArgs(argv) {
-  const options = { rows: 1_000_000, format: 'csv', pageSize: undefined, duration: 10, rounds: 3, rate: 1000, connections: 10 };
+  const options = { rows: 1_000_000, format: 'csv', pageSize: undefined, duration: 10, rounds: 3, rate: 1000, connections: 10, query: '' };
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = argv[i].split('=', 2);
     const value = () => inline ?? argv[++i];
@@ -40,6 +41,7 @@ function parseArgs(argv) {
     else if (flag === '--rate') options.rate = number();
     else if (flag === '--connections') options.connections = number();
     else if (flag === '--format') options.format = value();
+    else if (flag === '--query') options.query = value();
     else throw new Error(`Unknown option ${argv[i]}; see the head of bench/export.mjs`);
   }
   return options;
@@ -90,7 +92,7 @@ async function main() {
 
     service = await startService(dataDir, opts.pageSize ? { EXPORT_PAGE_SIZE: String(opts.pageSize) } : {});
     const token = await operatorToken(service, 'bench export', 'leads:export');
-    const url = `${service.base}/api/v1/leads/export?format=${opts.format}`;
+    const url = `${service.base}/api/v1/leads/export?format=${opts.format}${opts.query ? `&${opts.query}` : ''}`;
     const idle = memory(service.pid);
     await exportOnce(`${url}&until=2025-01-01T00:00:10Z`, token); // warm-up: a small export
     const alone = await exportOnce(url, token);
@@ -134,7 +136,7 @@ async function main() {
       [
         `## Export benchmark, ${new Date().toISOString()} (${gitRev}, Node ${process.version}, ${cpus().length} × ${cpus()[0].model.trim()})`,
         '',
-        `\`node bench/export.mjs --rows ${opts.rows} --format ${opts.format}${opts.pageSize ? ` --page-size ${opts.pageSize}` : ''} --duration ${opts.duration} --rounds ${opts.rounds} --rate ${opts.rate} --connections ${opts.connections}\`${hasTaskset ? '; service pinned to CPU 0, clients not pinned' : ''}`,
+        `\`node bench/export.mjs --rows ${opts.rows} --format ${opts.format}${opts.query ? ` --query '${opts.query}'` : ''}${opts.pageSize ? ` --page-size ${opts.pageSize}` : ''} --duration ${opts.duration} --rounds ${opts.rounds} --rate ${opts.rate} --connections ${opts.connections}\`${hasTaskset ? '; service pinned to CPU 0, clients not pinned' : ''}`,
         '',
         '| measure | value | target |',
         '|---|--:|--:|',

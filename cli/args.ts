@@ -28,6 +28,7 @@ const VALUE_OPTIONS = new Set<string>([
   'until',
   'format',
   'delimiter',
+  'columns',
   'output',
   'concurrency',
   'dedupe',

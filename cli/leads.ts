@@ -53,8 +53,9 @@ Exit codes: 0 ok, 1 usage, 2 invalid input, 3 auth, 4 rate limited, 5 server or 
 Credentials: ${'$'}LEADS_CONFIG_DIR, else ${'$'}XDG_CONFIG_HOME/leads-cli, else ~/.config/leads-cli (credentials.json, mode 0600).
 Operator: LEADS_CLIENT_SECRET renews an expired login; LEADS_CLIENT_ID with LEADS_CLIENT_SECRET stand in for a login.`;
 
-const FILTER_HELP = `Filters: --since <RFC 3339 time> --until <RFC 3339 time> (on received_at), --origem <text>, --email <address>
-(exact, any case).`;
+const FILTER_HELP = `Filters: --since <date or RFC 3339 time> --until <date or RFC 3339 time> (on received_at; a date such as
+2026-11-27 is a day in the service's time zone: --since from its 00:00, --until through its end),
+--origem <text>, --email <address> (exact, any case).`;
 
 const LEAD_INPUT_HELP = `Input: ${LEAD_FIELD_NAMES.map((name) => `--${name}`).join(' ')}, or a JSON object from --file <path>
 (--file - or piped stdin reads standard input). Flags override the fields of the JSON object.`;
@@ -124,11 +125,14 @@ GET /api/v1/leads (operator login with leads:read): stored leads, newest first. 
 command for the next page; otherwise (or with --json) the JSON answer {"data": [...], "next_cursor"}.
 --all follows next_cursor to the end and prints one JSON document (or one table), streamed page by page.
 ${FILTER_HELP}`,
-  export: `Usage: leads export --format csv|jsonl [--delimiter ';'] [--output FILE] [filters]
+  export: `Usage: leads export --format csv|jsonl [--delimiter ';'] [--columns <names>] [--output FILE] [filters]
 
 GET /api/v1/leads/export (operator login with leads:export): every stored lead matching the filters,
-streamed as it arrives (never held whole in memory). CSV per RFC 4180 with a header row; --delimiter ';'
-gives the spreadsheet profile of pt-BR locales (semicolons, UTF-8 byte order mark). JSONL: one lead per line.
+streamed as it arrives (never held whole in memory). CSV per RFC 4180 with a header row: every column
+under its member name; --delimiter ';' gives the spreadsheet profile of pt-BR locales (semicolons, UTF-8
+byte order mark, Portuguese headers, date-times dd/mm/aaaa hh:mm:ss in the service's time zone, and the
+columns received_at,nome,email,telefone,empresa,mensagem,origem). --columns (CSV only) names the columns,
+comma-separated, in order (all for every one). JSONL: one whole lead per line.
 --output FILE writes to a temporary file beside FILE (mode 0600: it holds personal data), renamed to FILE
 when the export is complete: a failed or interrupted export leaves no partial file. Without --output the
 data goes to standard output. A progress line (rows, bytes) is shown on stderr when it is a terminal.
@@ -454,13 +458,13 @@ const commands: Record<string, (ctx: Context) => Promise<number>> = {
   },
 
   async export(ctx) {
-    allowOnly(ctx.parsed, ['format', 'delimiter', 'output', ...FILTERS], 0);
+    allowOnly(ctx.parsed, ['format', 'delimiter', 'columns', 'output', ...FILTERS], 0);
     const format = ctx.parsed.options.format;
     if (format === undefined) throw new UsageError('export needs --format csv or --format jsonl');
     const output = ctx.parsed.options.output;
     if (output === '') throw new UsageError('--output needs a file name');
     const operator = requireLogin(ctx);
-    const query = filterQuery(ctx.parsed, ['format', 'delimiter', ...FILTERS]);
+    const query = filterQuery(ctx.parsed, ['format', 'delimiter', 'columns', ...FILTERS]);
     const response = await operator.open(`/api/v1/leads/export?${query}`, {
       headers: { Accept: format === 'csv' ? 'text/csv, application/problem+json' : 'application/jsonl, application/problem+json' },
     });

@@ -199,6 +199,11 @@ describe('list', () => {
     expect(feira.data.map((lead) => lead.email)).toEqual((await storedLeads("origem = 'feira'")).map((lead) => lead.email));
     const one = JSON.parse((await run(['list', '--email', 'LEAD3@Example.com'])).stdout) as { data: StoredLead[] };
     expect(one.data.map((lead) => lead.email)).toEqual(['lead3@example.com']);
+
+    // Plain dates, as a person types them: days in the service's time zone.
+    const since = JSON.parse((await run(['list', '--limit', '200', '--since', '2026-01-01'])).stdout) as { data: StoredLead[] };
+    expect(since.data.map((lead) => lead.id)).toEqual(all.map((lead) => lead.id));
+    expect(JSON.parse((await run(['list', '--until', '2026-01-01'])).stdout).data).toEqual([]);
   });
 
   it('on a terminal: a table of the columns that fit, line breaks shown as spaces', async () => {
@@ -254,14 +259,17 @@ describe('export', () => {
     );
   });
 
-  it("the spreadsheet profile (--delimiter ';') and JSON Lines to standard output, with filters", async () => {
+  it("the spreadsheet profile (--delimiter ';', --columns) and JSON Lines to standard output, with filters", async () => {
     const dir = mkdtempSync(join(work, 'export-'));
     const output = join(dir, 'planilha.csv');
     expect((await run(['export', '--format', 'csv', '--delimiter', ';', '--origem', 'site', '--output', output])).code).toBe(0);
     const bytes = readFileSync(output);
     expect(bytes.subarray(0, 3)).toEqual(Buffer.from([0xef, 0xbb, 0xbf]));
     const rows = parseCsv(bytes, { columns: true, bom: true, delimiter: ';' }) as Record<string, string>[];
-    expect(rows.map((row) => row.email)).toEqual((await storedLeads("origem = 'site'")).map((lead) => lead.email));
+    expect(Object.keys(rows[0])).toEqual(['Recebido em', 'Nome', 'E-mail', 'Telefone', 'Empresa', 'Mensagem', 'Origem']);
+    expect(rows.map((row) => row['E-mail'])).toEqual((await storedLeads("origem = 'site'")).map((lead) => lead.email));
+    const chosen = await run(['export', '--format', 'csv', '--columns', 'email,origem', '--origem', 'site']);
+    expect(chosen.stdout).toBe(`email,origem\r\n${(await storedLeads("origem = 'site'")).map((lead) => `${lead.email},site\r\n`).join('')}`);
 
     const jsonl = await run(['export', '--format', 'jsonl']);
     expect(jsonl.code).toBe(0);

@@ -168,6 +168,7 @@ describe('GraphQL for operators: leads and lead', () => {
       ['since (inclusive) and until (exclusive)', { since: WINDOW.since, until: WINDOW.until }, { since: WINDOW.since, until: WINDOW.until }],
       ['since with an offset, and origem', { since: '2019-12-31T21:00:00-03:00', origem: 'feira' }, { since: '2019-12-31T21:00:00-03:00', origem: 'feira' }],
       ['until alone', { until: '2020-01-01T10:00:00.001Z' }, { until: '2020-01-01T10:00:00.001Z' }],
+      ['plain dates, days in TIME_ZONE', { since: '2020-01-01', until: '2020-01-01' }, { since: '2020-01-01', until: '2020-01-01' }],
     ])('filters by %s as REST does, page by page', async (_name, filter, query) => {
       const rest = await restAll(query);
       expect(rest.length).toBeGreaterThan(0);
@@ -183,6 +184,15 @@ describe('GraphQL for operators: leads and lead', () => {
       expect(keys).toEqual([...keys].sort().reverse());
       expect((await graphqlAll(50, { email: 'MARIA@EMPRESA.COM' })).leads.map((lead) => lead.nome)).toEqual(['Maria Souza']);
       expect((await graphqlAll(50, { origem: 'Site' })).leads).toEqual([]);
+    });
+
+    it('takes a plain date as a day in TIME_ZONE (Brasília): 2020-01-01 runs from 03:00 UTC to 03:00 UTC the next day', async () => {
+      const { leads } = await graphqlAll(50, { since: '2020-01-01', until: '2020-01-01' });
+      const instants = leads.map((lead) => lead.received_at);
+      // The window's 12, and the one at 00:00 UTC of the 2nd (21:00 in Brasília); not the one at 23:59:59.999 UTC of the 31st.
+      expect(instants).toHaveLength(13);
+      expect(instants[0]).toBe('2020-01-02T00:00:00.000Z');
+      expect(instants).not.toContain('2019-12-31T23:59:59.999Z');
     });
 
     it('takes filters as literals too, and the same filter given another way keeps its cursors', async () => {
@@ -256,9 +266,24 @@ describe('GraphQL for operators: leads and lead', () => {
       ['first 0', { first: 0 }, 'first', /^first must be an integer from 1 to 200\.$/],
       ['first 201', { first: 201 }, 'first', /^first must be an integer from 1 to 200\.$/],
       ['first negative', { first: -1 }, 'first', /^first must be/],
-      ['a date without a time zone', { filter: { since: '2026-01-01T00:00:00' } }, 'filter.since', /^filter\.since must be an RFC 3339 date-time/],
-      ['a day that does not exist', { filter: { until: '2026-02-30T00:00:00Z' } }, 'filter.until', /^filter\.until must be an RFC 3339 date-time/],
-      ['a date that is not text', { filter: { since: 20260101 } }, 'filter.since', /^filter\.since must be an RFC 3339 date-time/],
+      [
+        'a date-time without a time zone',
+        { filter: { since: '2026-01-01T00:00:00' } },
+        'filter.since',
+        /^filter\.since must be a date such as 2026-11-27 \(from 00:00 of that day in the service's time zone\) or an RFC 3339 date-time/,
+      ],
+      [
+        'a day that does not exist',
+        { filter: { until: '2026-02-30' } },
+        'filter.until',
+        /^filter\.until must be a date such as 2026-11-27 \(through the end of that day in the service's time zone\) or an RFC 3339 date-time/,
+      ],
+      [
+        'a date that is not text',
+        { filter: { since: 20260101 } },
+        'filter.since',
+        /^filter\.since must be a date such as 2026-11-27 \(from 00:00 of that day in the service's time zone\) or an RFC 3339 date-time/,
+      ],
       [
         'until before since',
         { filter: { since: '2026-01-02T00:00:00Z', until: '2026-01-01T00:00:00Z' } },

@@ -8,6 +8,7 @@ import { LeadExportReader } from '../src/leads/lead-export.reader.js';
 import { Lead } from '../src/leads/lead.entity.js';
 import { storedLead } from './support/stored-leads.js';
 import { CSV_COLUMNS } from '../src/leads/lead-export.format.js';
+import { PT_BR_HEADERS } from '../src/leads/lead-export.headers.js';
 import { type LeadView } from '../src/leads/lead-reader.service.js';
 import { expectContract } from './support/contract.js';
 import { operatorToken } from './support/operator-token.js';
@@ -170,16 +171,28 @@ describe('exporting leads: GET /api/v1/leads/export', () => {
       expect(records.map((record) => record.mensagem)).toEqual(expect.arrayContaining(['linha 1\nlinha 2', 'linha 1\r\nlinha 2\r\n']));
     });
 
-    it('gives delimiter=; the pt-BR spreadsheet profile: a UTF-8 BOM and semicolons', async () => {
-      const res = await exportLeads('?delimiter=%3B');
+    it('gives delimiter=;&columns=all the pt-BR spreadsheet profile of every column: BOM, semicolons, Portuguese headers, Brasília time', async () => {
+      const res = await exportLeads('?delimiter=%3B&columns=all');
       expect(res.status).toBe(200);
       expect(res.headers['content-type']).toBe(CSV_TYPE);
       const body = res.body as string;
-      expect(body.startsWith(`\ufeff${CSV_COLUMNS.join(';')}\r\n`)).toBe(true);
+      expect(body.startsWith(`\ufeffID;Recebido em;Nome;E-mail;Telefone;Telefone (E.164);Empresa;Mensagem;Origem;Canal;`)).toBe(true);
       expect(body).toContain(';"Souza, Filhos; Cia";');
-      expect(parse(body, { columns: true, delimiter: ';', bom: true })).toEqual(all.map(csvRecord));
+      const [header, ...records] = parse(body, { delimiter: ';', bom: true }) as string[][];
+      expect(header).toEqual(CSV_COLUMNS.map((column) => PT_BR_HEADERS[column]));
+      // São Paulo is at -03:00 all year since 2019.
+      const brasilia = (iso: string) =>
+        new Date(Date.parse(iso) - 3 * 3_600_000).toISOString().replace(/^(\d{4})-(\d\d)-(\d\d)T(\d\d:\d\d:\d\d).*$/, '$3/$2/$1 $4');
+      expect(records).toEqual(all.map((lead) => Object.values({ ...csvRecord(lead), received_at: brasilia(lead.received_at) })));
       // A literal ; in the query string is the same parameter value.
-      expect((await exportLeads('?delimiter=;')).body).toBe(body);
+      expect((await exportLeads('?delimiter=;&columns=all')).body).toBe(body);
+    });
+
+    it('keeps delimiter=, (and columns=all with it) in the technical form, byte for byte', async () => {
+      const body = (await exportLeads()).body as string;
+      expect((await exportLeads('?delimiter=,')).body).toBe(body);
+      expect((await exportLeads('?delimiter=,&columns=all')).body).toBe(body);
+      expect((await exportLeads('?columns=all')).body).toBe(body);
     });
   });
 
@@ -246,10 +259,24 @@ describe('exporting leads: GET /api/v1/leads/export', () => {
       ['?format=CSV', 'format', 'invalid_format', 'format must be csv or jsonl.'],
       ['?delimiter=%7C', 'delimiter', 'invalid_format', expect.stringContaining('delimiter must be , (the default) or ;')],
       ['?format=jsonl&delimiter=%3B', 'delimiter', 'invalid_format', 'delimiter applies to format=csv only; leave it out for jsonl.'],
+      ['?format=jsonl&columns=nome', 'columns', 'invalid_format', 'columns applies to format=csv only; leave it out for jsonl.'],
+      [
+        '?columns=nome,e-mail',
+        'columns',
+        'invalid_format',
+        expect.stringMatching(/^columns must be all, or a comma list of column names \(id, received_at, .*; unknown: "e-mail"\.$/),
+      ],
+      ['?delimiter=%3B&columns=Nome', 'columns', 'invalid_format', expect.stringContaining('unknown: "Nome"')],
+      ['?columns=all,nome', 'columns', 'invalid_format', expect.stringContaining('unknown: "all"')],
+      ['?columns=nome,', 'columns', 'invalid_format', expect.stringContaining('unknown: ""')],
+      ['?columns=nome,email,nome', 'columns', 'invalid_format', expect.stringContaining('named twice: nome')],
+      ['?columns=', 'columns', 'too_short', expect.stringContaining('columns must be all, or a comma list')],
+      ['?columns=nome&columns=email', 'columns', 'repeated_parameter', 'columns is given more than once; give it once.'],
+      ['?since=27/11/2026', 'since', 'invalid_format', expect.stringContaining('since must be a date such as 2026-11-27')],
       ['?format=csv&format=jsonl', 'format', 'repeated_parameter', 'format is given more than once; give it once.'],
       ['?limit=10', 'limit', 'unknown_parameter', 'limit is not a parameter of this operation.'],
       ['?cursor=abc', 'cursor', 'unknown_parameter', 'cursor is not a parameter of this operation.'],
-      ['?since=yesterday', 'since', 'invalid_format', expect.stringContaining('since must be an RFC 3339 date-time')],
+      ['?since=yesterday', 'since', 'invalid_format', expect.stringContaining('or an RFC 3339 date-time with a time zone')],
       ['?since=2026-01-02T00:00:00Z&until=2026-01-01T00:00:00Z', 'until', 'out_of_range', expect.stringContaining('until must not be before since')],
       ['?origem=', 'origem', 'too_short', expect.any(String)],
     ])('answers %s with 400 invalid_query naming %s', async (query, parameter, code, detail) => {
@@ -259,6 +286,12 @@ describe('exporting leads: GET /api/v1/leads/export', () => {
       expect(res.body.errors).toEqual([{ parameter, code, detail }]);
       expect(pages()).toBe(0);
     });
+  });
+
+  it('answers a columns value longer than every column named once with 400 invalid_query, too_long', async () => {
+    const res = await exportLeads(`?columns=${'nome,'.repeat(200)}nome`);
+    expectProblem(res, 400, 'invalid_query');
+    expect(res.body.errors).toEqual([{ parameter: 'columns', code: 'too_long', detail: expect.stringContaining('columns must be all, or a comma list') }]);
   });
 
   it('answers another method 405 with Allow', async () => {
@@ -395,5 +428,102 @@ describe('exporting leads: GET /api/v1/leads/export', () => {
       expect(line).toMatchObject({ format: 'jsonl', delimiter: null, outcome: 'client_gone' });
       expect(line.rows).toBeLessThan(all.length);
     });
+  });
+});
+
+describe('the pt-BR export profile and columns, in TIME_ZONE', () => {
+  let saoPaulo: TestApp;
+  let lisbon: TestApp;
+  const tokens = new Map<TestApp, string>();
+
+  const exportOf = async (t: TestApp, query: string) => {
+    const res = await t.http
+      .get(`/api/v1/leads/export${query}`)
+      .set('Authorization', `Bearer ${tokens.get(t)}`)
+      .buffer(true)
+      .parse(text)
+      .then(expectContract);
+    expect([query, res.status]).toEqual([query, 200]);
+    return res.body as string;
+  };
+
+  beforeAll(async () => {
+    [saoPaulo, lisbon] = await Promise.all([startTestApp(), startTestApp({ TIME_ZONE: 'Europe/Lisbon' })]);
+    for (const t of [saoPaulo, lisbon]) {
+      // 23:59:59 of 14 July in Brasília (-03:00), 03:59:59 of the 15th in Lisbon (summer, +01:00).
+      const late = storedLead(1, {
+        nome: 'Ana Lima',
+        email: 'ana@example.com',
+        telefone: '+55 (11) 98765-4321',
+        telefoneE164: '+5511987654321',
+        empresa: 'Souza; Filhos',
+        mensagem: 'linha 1\nlinha 2',
+        origem: 'site',
+        receivedAt: new Date('2026-07-15T02:59:59.250Z'),
+        context: { utm_source: 'google' },
+        legalBases: [
+          {
+            category: 'communications',
+            type: 'consent',
+            status: 'granted',
+            recorded_at: '2026-07-15T02:59:59.250Z',
+            channel: 'form',
+            consent_text_sha256: 'a'.repeat(64),
+            // Winter in Lisbon (+00:00).
+            revoked_at: '2026-12-01T12:00:00.000Z',
+          },
+        ],
+      });
+      // 00:00 of 15 July in Brasília.
+      const midnight = storedLead(2, { nome: 'Carla', email: 'carla@example.com', receivedAt: new Date('2026-07-15T03:00:00.000Z') });
+      const winter = storedLead(3, { nome: '=1+1', email: 'bia@example.com', receivedAt: new Date('2026-01-10T12:00:00.000Z') });
+      await t.dataSource.getRepository(Lead).insert([late, midnight, winter]);
+      tokens.set(t, await operatorToken(t, 'leads:export'));
+    }
+  });
+  afterAll(async () => {
+    await saoPaulo?.close();
+    await lisbon?.close();
+  });
+
+  it('writes delimiter=; with a BOM, semicolons, Portuguese headers, the seven default columns and date-times in Brasília', async () => {
+    expect(await exportOf(saoPaulo, '?delimiter=%3B')).toBe(
+      '\ufeffRecebido em;Nome;E-mail;Telefone;Empresa;Mensagem;Origem\r\n' +
+        '15/07/2026 00:00:00;Carla;carla@example.com;;;;\r\n' +
+        `14/07/2026 23:59:59;Ana Lima;ana@example.com;'+55 (11) 98765-4321;"Souza; Filhos";"linha 1\nlinha 2";site\r\n` +
+        "10/01/2026 09:00:00;'=1+1;bia@example.com;;;;\r\n",
+    );
+  });
+
+  it('writes the date-times on the clock of another TIME_ZONE, the legal bases’ too, in the columns asked for', async () => {
+    const columns = 'received_at,nome,communications_recorded_at,communications_revoked_at,utm_source';
+    expect(await exportOf(lisbon, `?delimiter=%3B&columns=${columns}`)).toBe(
+      '\ufeffRecebido em;Nome;Comunicações: registrado em;Comunicações: revogado em;utm_source\r\n' +
+        '15/07/2026 04:00:00;Carla;;;\r\n' +
+        '15/07/2026 03:59:59;Ana Lima;15/07/2026 03:59:59;01/12/2026 12:00:00;google\r\n' +
+        "10/01/2026 12:00:00;'=1+1;;;\r\n",
+    );
+    expect(await exportOf(saoPaulo, `?delimiter=%3B&columns=${columns}`)).toContain(
+      '14/07/2026 23:59:59;Ana Lima;14/07/2026 23:59:59;01/12/2026 09:00:00;google\r\n',
+    );
+  });
+
+  it('gives delimiter=, the columns asked for, in their order, in the technical form (spaces around names ignored)', async () => {
+    expect(await exportOf(saoPaulo, '?columns=email,%20received_at%20,utm_source,communications_revoked_at')).toBe(
+      'email,received_at,utm_source,communications_revoked_at\r\n' +
+        'carla@example.com,2026-07-15T03:00:00.000Z,,\r\n' +
+        'ana@example.com,2026-07-15T02:59:59.250Z,google,2026-12-01T12:00:00.000Z\r\n' +
+        'bia@example.com,2026-01-10T12:00:00.000Z,,\r\n',
+    );
+  });
+
+  it('takes plain dates as days of TIME_ZONE: a lead at 23:59:59 is in its day, one at 00:00 of the next is not', async () => {
+    const names = async (t: TestApp, query: string) =>
+      (parse(await exportOf(t, `?delimiter=%3B&columns=nome${query}`), { delimiter: ';', bom: true }) as string[][]).slice(1).map(([nome]) => nome);
+    expect(await names(saoPaulo, '&since=2026-07-14&until=2026-07-14')).toEqual(['Ana Lima']);
+    expect(await names(saoPaulo, '&since=2026-07-15')).toEqual(['Carla']);
+    expect(await names(saoPaulo, '&until=2026-07-14')).toEqual(['Ana Lima', "'=1+1"]);
+    expect(await names(lisbon, '&since=2026-07-15&until=2026-07-15')).toEqual(['Carla', 'Ana Lima']);
+    expect(await names(lisbon, '&until=2026-07-14')).toEqual(["'=1+1"]);
   });
 });

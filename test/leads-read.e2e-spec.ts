@@ -195,6 +195,12 @@ describe('reading leads: GET /api/v1/leads and /api/v1/leads/{id}', () => {
       expect(await ids(`since=2020-01-01T12:00:00Z&until=2020-01-01T12:00:00Z`)).toEqual([]);
     });
 
+    it('takes the first and the last day there is: every lead', async () => {
+      const res = await list('?limit=200&since=0001-01-01&until=9999-12-31');
+      expect(res.status).toBe(200);
+      expect(res.body.data).toEqual((await list('?limit=200')).body.data);
+    });
+
     it('matches origem exactly', async () => {
       const site = await list('?origem=site');
       expect(site.body.data.map((lead: LeadView) => lead.id)).toEqual(sent.filter((lead) => lead.origem === 'site').map((lead) => lead.id));
@@ -252,8 +258,11 @@ describe('reading leads: GET /api/v1/leads and /api/v1/leads/{id}', () => {
       ['a word for limit', '?limit=ten', [['limit', 'invalid_format']]],
       ['an empty limit', '?limit=', [['limit', 'invalid_format']]],
       ['a hexadecimal limit', '?limit=0x10', [['limit', 'invalid_format']]],
-      ['a date without time', '?since=2026-11-22', [['since', 'invalid_format']]],
+      ['a date that does not exist', '?since=2026-02-29', [['since', 'invalid_format']]],
+      ['a date with a zone but no time', '?until=2026-11-22Z', [['until', 'invalid_format']]],
+      ['a date in another order', '?since=22/11/2026', [['since', 'invalid_format']]],
       ['a date-time without time zone', '?since=2026-11-22T10:00:00', [['since', 'invalid_format']]],
+      ['a day of until before the day of since', '?since=2026-11-24&until=2026-11-22', [['until', 'out_of_range']]],
       ['a day that does not exist', '?until=2026-02-30T00:00:00Z', [['until', 'invalid_format']]],
       ['epoch seconds', '?until=1795000000', [['until', 'invalid_format']]],
       ['until before since', '?since=2026-11-23T00:00:00Z&until=2026-11-22T23:59:59.999Z', [['until', 'out_of_range']]],
@@ -288,8 +297,11 @@ describe('reading leads: GET /api/v1/leads and /api/v1/leads/{id}', () => {
         detail: 'The query has invalid input in limit.',
         errors: [{ parameter: 'limit', code: 'out_of_range', detail: 'limit must be an integer from 1 to 200.' }],
       });
-      expect((await list('?since=2026-11-22')).body.errors[0].detail).toBe(
-        'since must be an RFC 3339 date-time with a time zone, such as 2026-11-22T13:45:14Z or 2026-11-22T10:45:14-03:00.',
+      expect((await list('?since=22-11-2026')).body.errors[0].detail).toBe(
+        "since must be a date such as 2026-11-27 (from 00:00 of that day in the service's time zone) or an RFC 3339 date-time with a time zone, such as 2026-11-22T13:45:14Z or 2026-11-22T10:45:14-03:00.",
+      );
+      expect((await list('?until=tomorrow')).body.errors[0].detail).toBe(
+        "until must be a date such as 2026-11-27 (through the end of that day in the service's time zone) or an RFC 3339 date-time with a time zone, such as 2026-11-22T13:45:14Z or 2026-11-22T10:45:14-03:00.",
       );
     });
 
@@ -441,5 +453,101 @@ describe('reading leads across instances of one database', () => {
     expect(second.status).toBe(200);
     expect([...first.body.data, ...second.body.data]).toEqual(all.body.data);
     expect(await database.query('SELECT purpose FROM service_keys')).toEqual([{ purpose: 'lead_cursor' }]);
+  });
+});
+
+describe('plain dates in since and until: a day in TIME_ZONE', () => {
+  /** Leads a millisecond either side of each end of a day, as that zone's clock reads them. */
+  const edges = (zone: string, [start, end]: [string, string]) => ({
+    before: storedLead(1, { nome: `${zone}: the day before, 23:59:59.999`, receivedAt: new Date(Date.parse(start) - 1) }),
+    first: storedLead(2, { nome: `${zone}: 00:00`, receivedAt: new Date(start) }),
+    last: storedLead(3, { nome: `${zone}: 23:59:59.999`, receivedAt: new Date(Date.parse(end) - 1) }),
+    after: storedLead(4, { nome: `${zone}: the next day, 00:00`, receivedAt: new Date(end) }),
+  });
+
+  it.each<[string, Record<string, string>, string, [string, string]]>([
+    // Brasília, UTC-03:00 all year: 2026-11-27 is 03:00Z to 03:00Z.
+    ['America/Sao_Paulo (the default)', {}, '2026-11-27', ['2026-11-27T03:00:00.000Z', '2026-11-28T03:00:00.000Z']],
+    // New York's clocks go forward on 2026-03-08: a day of 23 hours, from -05:00 to -04:00.
+    ['America/New_York', { TIME_ZONE: 'America/New_York' }, '2026-03-08', ['2026-03-08T05:00:00.000Z', '2026-03-09T04:00:00.000Z']],
+    // São Paulo's summer time began at 00:00 of 2018-11-04: that day began at 01:00 (-02:00).
+    ['America/Sao_Paulo in 2018', { TIME_ZONE: 'America/Sao_Paulo' }, '2018-11-04', ['2018-11-04T03:00:00.000Z', '2018-11-05T02:00:00.000Z']],
+  ])('in %s, since=D&until=D is the whole day D and nothing else', async (zone, env, day, span) => {
+    const t = await startTestApp(env);
+    try {
+      const leads = edges(zone, span);
+      await t.dataSource.getRepository(Lead).insert(Object.values(leads));
+      const token = await operatorToken(t, 'leads:read');
+      const names = async (query: string) => {
+        const res = await t.http.get(`/api/v1/leads?${query}`).set('Authorization', `Bearer ${token}`).then(expectContract);
+        expect([query, res.status]).toEqual([query, 200]);
+        return res.body.data.map((lead: LeadView) => lead.nome);
+      };
+      const { before, first, last, after } = leads;
+      expect(await names(`since=${day}&until=${day}`)).toEqual([last.nome, first.nome]);
+      expect(await names(`since=${day}`)).toEqual([after.nome, last.nome, first.nome]);
+      expect(await names(`until=${day}`)).toEqual([last.nome, first.nome, before.nome]);
+      // The same instants written as date-times select the same leads.
+      expect(await names(`since=${span[0]}&until=${span[1]}`)).toEqual([last.nome, first.nome]);
+      // The next page's link carries the instants the dates were read as.
+      const page = await t.http.get(`/api/v1/leads?since=${day}&until=${day}&limit=1`).set('Authorization', `Bearer ${token}`).then(expectContract);
+      expect(page.headers.link).toBe(
+        `<http://leads.test/api/v1/leads?since=${encodeURIComponent(span[0])}&until=${encodeURIComponent(span[1])}&limit=1&cursor=${page.body.next_cursor}>; rel="next"`,
+      );
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe('the contract of the read and the export: filters without examples', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(() => t.close());
+
+  /** Every member named example, examples or default anywhere in a node, with its path. */
+  const prefills = (node: unknown, path: string): string[] =>
+    node === null || typeof node !== 'object'
+      ? []
+      : Object.entries(node).flatMap(([key, value]) => [
+          ...(['example', 'examples', 'default'].includes(key) ? [`${path}/${key}`] : []),
+          ...prefills(value, `${path}/${key}`),
+        ]);
+
+  it("gives Swagger UI's Try it out nothing to fill in for since, until, origem and email: the examples are in the description", async () => {
+    const served = (await t.http.get('/docs/openapi-leads.json')).body;
+    const resolve = (node: { $ref?: string }) =>
+      node.$ref
+        ? node.$ref
+            .slice(2)
+            .split('/')
+            .reduce((at: any, token: string) => at[token.replace(/~1/g, '/').replace(/~0/g, '~')], served)
+        : node;
+    for (const [path, operationId] of [
+      ['/api/v1/leads', 'listLeads'],
+      ['/api/v1/leads/export', 'exportLeads'],
+    ]) {
+      const operation = served.paths[path].get;
+      expect(operation.operationId).toBe(operationId);
+      const filters = operation.parameters.map(resolve).filter((parameter: { name: string }) => ['since', 'until', 'origem', 'email'].includes(parameter.name));
+      expect(filters.map((parameter: { name: string }) => parameter.name)).toEqual(['since', 'until', 'origem', 'email']);
+      for (const parameter of filters) expect([operationId, prefills(parameter, parameter.name)]).toEqual([operationId, []]);
+      expect(operation.description).toContain('since=2026-11-01&until=2026-11-30');
+      expect(operation.description).toContain('origem=site-contato');
+    }
+  });
+
+  it('describes since and until as a date or a date-time', async () => {
+    const served = (await t.http.get('/docs/openapi-leads.json')).body;
+    for (const name of ['Since', 'Until']) {
+      expect(served.components.parameters[name].schema).toEqual({
+        anyOf: [
+          { type: 'string', format: 'date', pattern: expect.any(String) },
+          { type: 'string', format: 'date-time', pattern: expect.any(String) },
+        ],
+      });
+    }
   });
 });

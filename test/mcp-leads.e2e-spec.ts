@@ -188,6 +188,7 @@ describe('MCP for operators: list_leads and get_lead', () => {
       ['origem', { origem: 'feira' }, { origem: 'feira' }],
       ['e-mail in another letter case', { email: 'élodie@EXAMPLE.COM' }, { email: 'élodie@EXAMPLE.COM' }],
       ['since and until', { since: '2020-01-01T10:00:00Z', until: '2020-01-01T12:00:00Z' }, { since: '2020-01-01T10:00:00Z', until: '2020-01-01T12:00:00Z' }],
+      ['plain dates (days in TIME_ZONE)', { since: '2020-01-01', until: '2020-01-01' }, { since: '2020-01-01', until: '2020-01-01' }],
     ])('page by page, with %s', async (_name, filter, query) => {
       const expected = await rest('/api/v1/leads', { ...query, limit: '200' });
       expect(expected.body.data.length).toBeGreaterThan(0);
@@ -216,7 +217,8 @@ describe('MCP for operators: list_leads and get_lead', () => {
       ['limit 0', { limit: 0 }, ['/limit:out_of_range']],
       ['limit 201', { limit: 201 }, ['/limit:out_of_range']],
       ['limit not an integer', { limit: 2.5 }, ['/limit:invalid_format']],
-      ['a date without a time zone', { since: '2026-01-01T00:00:00' }, ['/since:invalid_format']],
+      ['a date-time without a time zone', { since: '2026-01-01T00:00:00' }, ['/since:invalid_format']],
+      ['a date that does not exist', { until: '2026-02-29' }, ['/until:invalid_format']],
       ['until before since', { since: '2026-01-02T00:00:00Z', until: '2026-01-01T00:00:00Z' }, ['/until:out_of_range']],
       ['a tampered cursor', { cursor: 'AQ' + 'A'.repeat(40) }, ['/cursor:invalid_cursor']],
       ['an empty origem', { origem: '' }, ['/origem:too_short']],

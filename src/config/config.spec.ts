@@ -60,6 +60,7 @@ describe('loadConfig', () => {
         exportMaxConcurrent: 2,
         exportPageSize: 500,
         apiDeprecations: [],
+        timeZone: 'America/Sao_Paulo',
         leadRetentionDays: null,
         secretsKey: undefined,
         webhooks: {
@@ -383,6 +384,23 @@ describe('loadConfig', () => {
       );
 
       it('refuses unknown keys and lists them', () => refuse([{ ...entry, sunsett: '2026-07-01T00:00:00Z', note: 'x' }], /unknown keys: sunsett, note/));
+    });
+  });
+
+  describe('TIME_ZONE', () => {
+    it.each([
+      ['America/Sao_Paulo', 'America/Sao_Paulo'],
+      ['Europe/Lisbon', 'Europe/Lisbon'],
+      // Aliases and links of the tz database are IANA names too.
+      ['UTC', 'UTC'],
+      ['Etc/GMT+3', 'Etc/GMT+3'],
+      ['america/sao_paulo', 'America/Sao_Paulo'],
+    ])('takes %s', (value, zone) => {
+      expect(loadConfig({ TIME_ZONE: value }).timeZone).toBe(zone);
+    });
+
+    it.each(['Brasil/Sao_Paulo', 'BRT', '-03:00', '+03:00', 'America/Sao Paulo', 'São Paulo', '../etc/passwd'])('refuses %j, naming TIME_ZONE', (value) => {
+      expect(expectRefused('TIME_ZONE', value).message).toContain('must be an IANA time zone name');
     });
   });
 

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
+import { knownTimeZone } from '../time/time-zone.js';
 import { packagePath } from './package-root.js';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -78,6 +79,11 @@ export interface AppConfig {
   /** Leads an export reads per query (one short keyset query per page, no transaction across pages). */
   exportPageSize: number;
   apiDeprecations: ApiDeprecation[];
+  /**
+   * The team's IANA time zone: a plain date in a filter is a day here, and the pt-BR export writes date-times on its
+   * clock (src/time/time-zone.ts).
+   */
+  timeZone: string;
   /**
    * Leads older than this many days are erased, with what refers to them (docs/decisions/0029-data-subject-requests.md);
    * null keeps them forever.
@@ -178,6 +184,7 @@ export function loadConfig(env: Env = process.env, stdoutIsTerminal = process.st
     exportMaxConcurrent: parseInteger('EXPORT_MAX_CONCURRENT', value('EXPORT_MAX_CONCURRENT'), 2, 1, 64),
     exportPageSize: parseInteger('EXPORT_PAGE_SIZE', value('EXPORT_PAGE_SIZE'), 500, 1, 10000),
     apiDeprecations: parseDeprecations(value('API_DEPRECATIONS')),
+    timeZone: parseTimeZone(value('TIME_ZONE')),
     leadRetentionDays: value('LEAD_RETENTION_DAYS') === undefined ? null : parseInteger('LEAD_RETENTION_DAYS', value('LEAD_RETENTION_DAYS'), 0, 1, 36_500),
     webhooks: Object.freeze({
       retrySchedule: parseDurations('WEBHOOK_RETRY_SCHEDULE', value('WEBHOOK_RETRY_SCHEDULE') ?? '5s,5m,30m,2h,5h,10h,10h'),
@@ -291,6 +298,13 @@ function parseKeepAliveTimeout(raw: string | undefined): number {
   const seconds = Number(raw);
   if (!/^\d+$/.test(raw) || seconds < 1 || seconds > 3600) throw new ConfigError('KEEP_ALIVE_TIMEOUT', 'must be a whole number of seconds from 1 to 3600');
   return seconds;
+}
+
+function parseTimeZone(raw: string | undefined): string {
+  if (raw === undefined) return 'America/Sao_Paulo';
+  const zone = knownTimeZone(raw);
+  if (!zone) throw new ConfigError('TIME_ZONE', `must be an IANA time zone name such as America/Sao_Paulo, Europe/Lisbon or UTC (not "${raw}")`);
+  return zone;
 }
 
 function parseInteger(name: string, raw: string | undefined, fallback: number, min: number, max: number): number {

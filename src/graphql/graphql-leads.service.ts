@@ -1,7 +1,9 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { Request } from 'express';
 import { GraphQLError } from 'graphql';
 import { callerOf } from '../auth/caller.decorator.js';
+import { AppConfig } from '../config/config.js';
+import { APP_CONFIG } from '../config/config.module.js';
 import { principalOf } from '../auth/principal.js';
 import { auditRead } from '../leads/lead-audit.js';
 import { leadReadInput, queryErrorsOf, readLeadPage } from '../leads/lead-read-input.js';
@@ -38,7 +40,10 @@ const ARGUMENTS: Record<string, string> = {
  */
 @Injectable()
 export class GraphqlLeadsService {
-  constructor(private readonly reader: LeadReader) {}
+  constructor(
+    private readonly reader: LeadReader,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
 
   async connection(args: LeadsArgs, req: Request): Promise<LeadConnection> {
     authorise(req, 'leads');
@@ -54,6 +59,7 @@ export class GraphqlLeadsService {
           origem: filter?.origem,
           email: filter?.email,
         }),
+        this.config.timeZone,
       );
     } catch (error) {
       throw badUserInput(error);

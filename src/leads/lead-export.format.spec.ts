@@ -1,8 +1,12 @@
 import { parse } from 'csv-parse/sync';
 import { CONTRACT } from '../../test/support/contract.js';
 import { CSV_COLUMNS, csvWriter, jsonLinesWriter } from './lead-export.format.js';
+import { PT_BR_HEADERS } from './lead-export.headers.js';
+import { exportRequestOf, LeadExportQuery } from './lead-export.query.js';
 import type { LeadRecord } from './lead-export.reader.js';
 import { LEAD_VIEW_COLUMNS, LeadView } from './lead-reader.service.js';
+
+const SAO_PAULO = 'America/Sao_Paulo';
 
 const view = (over: Partial<LeadView>): LeadView => ({
   id: '0193a3c2-7b8e-7c1e-9f00-000000000001',
@@ -29,6 +33,8 @@ const recordOf = (lead: LeadView): LeadRecord =>
     return lead[column];
   });
 const row = (over: Partial<LeadView>): LeadRecord => recordOf(view(over));
+/** The member a Portuguese header names. */
+const memberOf = (header: string) => Object.entries(PT_BR_HEADERS).find(([, name]) => name === header)![0];
 /** The plain members of a view, as csv-parse reads them back. */
 const plain = (lead: LeadView) => Object.fromEntries(Object.entries(lead).filter(([key]) => key !== 'legal_bases' && key !== 'context'));
 /** The empty cells of a lead with no context and no legal bases. */
@@ -36,7 +42,7 @@ const NO_EXTRAS = ','.repeat(CSV_COLUMNS.length - LEAD_VIEW_COLUMNS.length + 2);
 
 describe('csvWriter', () => {
   it('writes the header row and CRLF records, quoting only what needs it', () => {
-    const csv = csvWriter(',');
+    const csv = csvWriter(',', CSV_COLUMNS, SAO_PAULO);
     const text = csv.head() + csv.rows([row({ empresa: 'Souza, Filhos & Cia', mensagem: 'diz "olá"' })]);
     expect(text).toBe(
       `${CSV_COLUMNS.join(',')}\r\n` +
@@ -45,23 +51,59 @@ describe('csvWriter', () => {
   });
 
   it.each(['linha 1\nlinha 2', 'linha 1\r\nlinha 2', 'linha 1\rlinha 2'])('quotes a field with a line break (%j), which parses back', (mensagem) => {
-    const csv = csvWriter(',');
+    const csv = csvWriter(',', CSV_COLUMNS, SAO_PAULO);
     const text = csv.head() + csv.rows([row({ mensagem })]);
     expect(text).toContain(`"${mensagem}"`);
     expect((parse(text, { columns: true }) as Record<string, string>[])[0].mensagem).toBe(mensagem);
   });
 
-  it('gives the ; profile a BOM, semicolons, and quotes a semicolon but not a comma', () => {
-    const csv = csvWriter(';');
+  it('gives the ; profile a BOM, semicolons, Portuguese headers, and quotes a semicolon but not a comma', () => {
+    const csv = csvWriter(';', CSV_COLUMNS, 'UTC');
     const text = csv.head() + csv.rows([row({ empresa: 'A; B', mensagem: 'a, b' })]);
-    expect(text.startsWith(`\ufeff${CSV_COLUMNS.join(';')}\r\n`)).toBe(true);
+    expect(text.startsWith(`\ufeffID;Recebido em;Nome;E-mail;Telefone;Telefone (E.164);Empresa;Mensagem;Origem;Canal;`)).toBe(true);
     expect(text).toContain(';"A; B";a, b;');
-    const [parsed] = parse(text, { delimiter: ';', bom: true, columns: true }) as Record<string, string>[];
-    expect(parsed).toMatchObject({ ...plain(view({ empresa: 'A; B', mensagem: 'a, b' })), ...NULLS_AS_EMPTY });
+    const [parsed] = parse(text, { delimiter: ';', bom: true, columns: (header: string[]) => header.map(memberOf) }) as Record<string, string>[];
+    expect(parsed).toMatchObject({ ...plain(view({ empresa: 'A; B', mensagem: 'a, b', received_at: '25/11/2026 10:00:00' })), ...NULLS_AS_EMPTY });
+  });
+
+  it('names every column in Portuguese, each differently', () => {
+    const headers = CSV_COLUMNS.map((column) => PT_BR_HEADERS[column]);
+    expect(headers.every((header) => typeof header === 'string' && header.length > 0)).toBe(true);
+    expect(new Set(headers).size).toBe(CSV_COLUMNS.length);
+  });
+
+  it.each([
+    // Brasília: -03:00 all year since 2019; the day changes three hours after UTC's.
+    [SAO_PAULO, '2026-11-25T02:59:59.999Z', '24/11/2026 23:59:59'],
+    [SAO_PAULO, '2026-11-25T03:00:00.000Z', '25/11/2026 00:00:00'],
+    // Before 2019 it had summer time (-02:00), which began at 00:00: 2018-11-04 had no 00:00 hour.
+    [SAO_PAULO, '2018-11-04T02:59:59.000Z', '03/11/2018 23:59:59'],
+    [SAO_PAULO, '2018-11-04T03:00:00.000Z', '04/11/2018 01:00:00'],
+    // Lisbon: +00:00 in winter, +01:00 in summer, changing at 01:00 UTC.
+    ['Europe/Lisbon', '2026-03-29T00:59:59.000Z', '29/03/2026 00:59:59'],
+    ['Europe/Lisbon', '2026-03-29T01:00:00.000Z', '29/03/2026 02:00:00'],
+    ['Europe/Lisbon', '2026-10-25T00:30:00.000Z', '25/10/2026 01:30:00'],
+    ['Europe/Lisbon', '2026-10-25T01:30:00.000Z', '25/10/2026 01:30:00'],
+    // Half-hour zones change within an hour of UTC: Adelaide (+10:30 → +09:30 at 16:30 UTC).
+    ['Australia/Adelaide', '2026-04-04T16:29:59.000Z', '05/04/2026 02:59:59'],
+    ['Australia/Adelaide', '2026-04-04T16:30:00.000Z', '05/04/2026 02:00:00'],
+    ['UTC', '0001-01-01T00:00:00.000Z', '01/01/0001 00:00:00'],
+  ])('writes the ; profile date-times dd/mm/aaaa hh:mm:ss on the clock of %s: %s is %s', (timeZone, instant, local) => {
+    const csv = csvWriter(';', ['received_at', 'communications_recorded_at'], timeZone);
+    const basis = {
+      category: 'communications',
+      type: 'consent',
+      status: 'granted',
+      recorded_at: instant,
+      channel: 'api',
+      consent_text_sha256: null,
+      revoked_at: null,
+    };
+    expect(csv.rows([row({ received_at: instant, legal_bases: [basis] as LeadView['legal_bases'] })])).toBe(`${local};${local}\r\n`);
   });
 
   it('writes each context member and each legal basis category in columns of their own, neutralised too', () => {
-    const csv = csvWriter(',');
+    const csv = csvWriter(',', CSV_COLUMNS, SAO_PAULO);
     const lead = view({
       context: { page_url: 'https://exemplo.com.br/contato', utm_source: '=HYPERLINK("x")' },
       legal_bases: [
@@ -102,7 +144,7 @@ describe('csvWriter', () => {
   });
 
   it('neutralises formula cells and keeps plain numbers', () => {
-    const csv = csvWriter(',');
+    const csv = csvWriter(',', CSV_COLUMNS, SAO_PAULO);
     const text = csv.rows([row({ nome: '=cmd', empresa: '@SUM(A1)', telefone: '+55 (11) 98765-4321', telefone_e164: '+5511987654321', mensagem: '-3.5' })]);
     const [cells] = parse(text) as string[][];
     expect(cells.slice(2, 8)).toEqual(["'=cmd", 'maria@example.com', "'+55 (11) 98765-4321", '+5511987654321', "'@SUM(A1)", '-3.5']);
@@ -131,12 +173,13 @@ describe("the contract's examples of the export", () => {
   it('are what the writers write for the same leads', () => {
     const jsonl = jsonLinesWriter();
     expect(jsonl.head() + jsonl.rows(records)).toBe(examples.LeadExportJsonLines.value);
-    for (const [delimiter, example] of [
-      [',', 'LeadExportCsv'],
-      [';', 'LeadExportCsvSemicolon'],
+    for (const [query, example] of [
+      [{}, 'LeadExportCsv'],
+      [{ delimiter: ';' }, 'LeadExportCsvSemicolon'],
+      [{ delimiter: ';', columns: 'received_at,nome,email,communications_status,communications_recorded_at,utm_source' }, 'LeadExportCsvColumns'],
     ] as const) {
-      const csv = csvWriter(delimiter);
-      expect(csv.head() + csv.rows(records)).toBe(examples[example].value);
+      const { writer } = exportRequestOf(Object.assign(new LeadExportQuery(), query), SAO_PAULO);
+      expect(writer.head() + writer.rows(records)).toBe(examples[example].value);
     }
   });
 });

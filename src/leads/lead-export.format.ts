@@ -1,5 +1,7 @@
 import { stringify } from 'csv-stringify/sync';
+import { localDateTimeFormatter } from '../time/time-zone.js';
 import { neutraliseFormula } from './csv-cells.js';
+import { PT_BR_HEADERS } from './lead-export.headers.js';
 import type { LeadRecord } from './lead-export.reader.js';
 import { CONTEXT_MEMBERS, LeadContext } from './lead-context.js';
 import { LEAD_VIEW_COLUMNS } from './lead-reader.service.js';
@@ -37,6 +39,14 @@ export const CSV_COLUMNS = [
   'consent_text_sha256',
 ] as const;
 
+export type CsvColumn = (typeof CSV_COLUMNS)[number];
+
+/** The date-time columns, which the pt-BR profile writes on the team's clock. */
+const DATE_TIME_COLUMNS = new Set<string>([
+  'received_at',
+  ...LEGAL_BASIS_CATEGORIES.flatMap((category) => [`${category}_recorded_at`, `${category}_revoked_at`]),
+]);
+
 /** A record's CSV cells, in CSV_COLUMNS order. */
 function csvCells(record: LeadRecord): (string | null)[] {
   const cells = record.slice(0, PLAIN_COLUMNS.length);
@@ -61,18 +71,45 @@ export interface ExportWriter {
 }
 
 /**
- * CSV per RFC 4180: UTF-8, a header row (CSV_COLUMNS), CRLF line ends, fields quoted when they hold the delimiter, a quote or a line
- * break, and every cell that a spreadsheet would run as a formula neutralised (CWE-1236). The `;` profile is what
- * spreadsheets in pt-BR locales open directly: semicolons and a UTF-8 byte order mark.
+ * CSV per RFC 4180: UTF-8, a header row, CRLF line ends, fields quoted when they hold the delimiter, a quote or a line
+ * break, and every cell that a spreadsheet would run as a formula neutralised (CWE-1236); `columns` in their order.
+ * The `,` profile is the technical one: member names in the header, date-times as the read API writes them. The `;`
+ * profile is what spreadsheets in pt-BR locales open directly: semicolons, a UTF-8 byte order mark, Portuguese
+ * headers (PT_BR_HEADERS) and date-times `dd/mm/aaaa hh:mm:ss` on the clock of `timeZone`, which they read as dates.
  */
-export function csvWriter(delimiter: CsvDelimiter): ExportWriter {
+export function csvWriter(delimiter: CsvDelimiter, columns: readonly CsvColumn[], timeZone: string): ExportWriter {
   const options = { delimiter, record_delimiter: 'windows', quoted_match: LINE_BREAK, cast: { string: neutraliseFormula } } as const;
+  const ptBr = delimiter === ';';
+  const header = ptBr ? columns.map((column) => PT_BR_HEADERS[column]) : [...columns];
+  // One formatter per export: it keeps the offsets it has looked up.
+  const cells = cellsOf(columns, ptBr ? localDateTimeFormatter(timeZone) : undefined);
   return {
     format: 'csv',
     mediaType: CSV_MEDIA_TYPE,
     extension: 'csv',
-    head: () => (delimiter === ';' ? UTF8_BOM : '') + stringify([[...CSV_COLUMNS]], options),
-    rows: (records) => stringify(records.map(csvCells), options),
+    head: () => (ptBr ? UTF8_BOM : '') + stringify([header], options),
+    rows: (records) => stringify(records.map(cells), options),
+  };
+}
+
+/** How a record becomes the cells of `columns`; every column as it stands is today's technical form, untouched. */
+function cellsOf(columns: readonly CsvColumn[], dateTime?: (instant: number) => string): (record: LeadRecord) => (string | null)[] {
+  const indexes = columns.map((column) => CSV_COLUMNS.indexOf(column));
+  const every = indexes.length === CSV_COLUMNS.length && indexes.every((index, i) => index === i);
+  const dates = dateTime ? indexes.flatMap((index, i) => (DATE_TIME_COLUMNS.has(CSV_COLUMNS[index]) ? [i] : [])) : [];
+  if (every && !dates.length) return csvCells;
+  // A record starts with the plain members in CSV order: with none of the others, no JSON is parsed.
+  const plainOnly = indexes.every((index) => index < PLAIN_COLUMNS.length);
+  return (record) => {
+    // A new array either way (the record is the reader's), so the date-times are written into it in place.
+    let cells: (string | null)[];
+    if (every) cells = csvCells(record);
+    else {
+      const source = plainOnly ? record : csvCells(record);
+      cells = indexes.map((index) => source[index]);
+    }
+    for (const i of dates) if (cells[i] !== null) cells[i] = dateTime!(Date.parse(cells[i]!));
+    return cells;
   };
 }
 

@@ -40,6 +40,7 @@ export class LeadExportService {
   private readonly logger = new Logger('LeadExport');
   private readonly pageSize: number;
   private readonly maxConcurrent: number;
+  private readonly timeZone: string;
   private running = 0;
 
   constructor(
@@ -48,6 +49,7 @@ export class LeadExportService {
   ) {
     this.pageSize = config.exportPageSize;
     this.maxConcurrent = config.exportMaxConcurrent;
+    this.timeZone = config.timeZone;
   }
 
   /**
@@ -56,7 +58,7 @@ export class LeadExportService {
    * truncated file for a whole one.
    */
   async export(query: LeadExportQuery, req: Request, res: Response): Promise<void> {
-    const request = exportRequestOf(query);
+    const request = exportRequestOf(query, this.timeZone);
     // HEAD gets GET's headers without an export that nobody would receive.
     if (req.method === 'HEAD') {
       this.writeHead(res, request.writer, Date.now());

@@ -1,27 +1,31 @@
 import { Transform } from 'class-transformer';
-import { IsDate, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
+import { IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength, ValidateBy } from 'class-validator';
 import { invalidQuery } from '../problem/app-error.js';
+import { zoneClock } from '../time/time-zone.js';
 import { LEAD_FIELDS } from './lead-rules.js';
 import { LeadFilter, MAX_PAGE_SIZE } from './lead-reader.service.js';
-import { parseDateTime } from './rfc3339.js';
+import { CalendarDay, INSTANT_RANGE, parseDateTime, parseFullDate } from './rfc3339.js';
 
 /** Digits become a number for the range rules; anything else stays as sent, for IsInt to refuse. */
 export const integer = ({ value }: { value: unknown }) => (typeof value === 'string' && /^-?\d+$/.test(value) ? Number(value) : value);
-/** An RFC 3339 date-time becomes its instant; anything else stays as sent, for IsDate to refuse. */
-const dateTime = ({ value }: { value: unknown }) => (typeof value === 'string' ? (parseDateTime(value) ?? value) : value);
+/** An RFC 3339 date-time becomes its instant, a full-date its CalendarDay; anything else stays as sent, to be refused. */
+const dateOrDateTime = ({ value }: { value: unknown }) => (typeof value === 'string' ? (parseDateTime(value) ?? parseFullDate(value) ?? value) : value);
+const isDateOrDateTime = (message: string) =>
+  ValidateBy({ name: 'isDateOrDateTime', validator: { validate: (value) => value instanceof Date || value instanceof CalendarDay } }, { message });
 
 /** Stored values never hold control characters (lead-rules refuses them), and PostgreSQL errs on a NUL in a text parameter. */
 const NO_CONTROLS = /^\P{Cc}*$/u;
 const noControls = (name: string) => Matches(NO_CONTROLS, { message: `${name} must not contain control characters.` });
 
 export const LIMIT = `limit must be an integer from 1 to ${MAX_PAGE_SIZE}.`;
-const DATE_TIME = (name: string) => `${name} must be an RFC 3339 date-time with a time zone, such as 2026-11-22T13:45:14Z or 2026-11-22T10:45:14-03:00.`;
+const DATE_OR_DATE_TIME = (name: string, day: string) =>
+  `${name} must be a date such as 2026-11-27 (${day} in the service's time zone) or an RFC 3339 date-time with a time zone, such as 2026-11-22T13:45:14Z or 2026-11-22T10:45:14-03:00.`;
 
 /** The filters of GET /api/v1/leads and GET /api/v1/leads/export: one set of rules for both. */
 export class LeadFilterQuery {
-  @IsOptional() @Transform(dateTime) @IsDate({ message: DATE_TIME('since') }) since?: Date;
+  @IsOptional() @Transform(dateOrDateTime) @isDateOrDateTime(DATE_OR_DATE_TIME('since', 'from 00:00 of that day')) since?: Date | CalendarDay;
 
-  @IsOptional() @Transform(dateTime) @IsDate({ message: DATE_TIME('until') }) until?: Date;
+  @IsOptional() @Transform(dateOrDateTime) @isDateOrDateTime(DATE_OR_DATE_TIME('until', 'through the end of that day')) until?: Date | CalendarDay;
 
   // No longer than a stored value can be: a longer one would only ever match nothing.
   @IsOptional() @IsString() @MinLength(1) @MaxLength(LEAD_FIELDS.origem.max) @noControls('origem') origem?: string;
@@ -29,13 +33,24 @@ export class LeadFilterQuery {
   @IsOptional() @IsString() @MinLength(1) @MaxLength(LEAD_FIELDS.email.max) @noControls('email') email?: string;
 }
 
-/** The filter a query names; `until` before `since` is a 400 invalid_query naming `until`. */
-export function leadFilterOf(query: LeadFilterQuery): LeadFilter {
-  const filter: LeadFilter = { since: query.since, until: query.until, origem: query.origem, email: query.email };
+/**
+ * The filter a query names, on every surface: a plain date is a day in `timeZone`, `since` from its first instant and
+ * `until` (exclusive) up to the next day's. `until` before `since` is a 400 invalid_query naming `until`.
+ */
+export function leadFilterOf(query: LeadFilterQuery, timeZone: string): LeadFilter {
+  const since = query.since instanceof CalendarDay ? startOf(query.since, timeZone) : query.since;
+  const until = query.until instanceof CalendarDay ? startOf(query.until.next(), timeZone) : query.until;
+  const filter: LeadFilter = { since, until, origem: query.origem, email: query.email };
   if (filter.since && filter.until && filter.since > filter.until) {
     throw invalidQuery([{ parameter: 'until', code: 'out_of_range', detail: 'until must not be before since (since is inclusive, until exclusive).' }]);
   }
   return filter;
+}
+
+/** A day's first instant in the zone, within the instants a filter may name. */
+function startOf(day: CalendarDay, timeZone: string): Date {
+  const instant = zoneClock(timeZone).startOfDay(day.year, day.month, day.day);
+  return new Date(Math.min(Math.max(instant, INSTANT_RANGE.earliest), INSTANT_RANGE.latest));
 }
 
 /**

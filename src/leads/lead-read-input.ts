@@ -1,7 +1,7 @@
 import { createValidationPipe } from '../body/validation.pipe.js';
 import { AppError, invalidQuery } from '../problem/app-error.js';
 import { QueryError } from '../problem/error-catalog.js';
-import { LeadListQuery } from './lead-list-query.dto.js';
+import { leadFilterOf, LeadListQuery } from './lead-list-query.dto.js';
 import { InvalidCursor, LeadFilter, LeadPage, LeadReader } from './lead-reader.service.js';
 import { DEFAULT_PAGE_SIZE } from './leads-read.service.js';
 
@@ -17,15 +17,12 @@ const pipe = createValidationPipe();
 /**
  * The arguments of a list of leads from a surface other than the REST query (GraphQL's `leads`, MCP's `list_leads`),
  * named as GET /api/v1/leads names them and checked by its own rules (LeadListQuery), so every surface accepts and
- * refuses the same input with the same codes. Throws the AppError `invalid_query` with one QueryError per parameter.
+ * refuses the same input with the same codes (a plain date a day in `timeZone`). Throws the AppError `invalid_query` with
+ * one QueryError per parameter.
  */
-export async function leadReadInput(args: Record<string, unknown>): Promise<LeadReadInput> {
+export async function leadReadInput(args: Record<string, unknown>, timeZone: string): Promise<LeadReadInput> {
   const query = (await pipe.transform(args, { type: 'query', metatype: LeadListQuery })) as LeadListQuery;
-  const filter: LeadFilter = { since: query.since, until: query.until, origem: query.origem, email: query.email };
-  if (filter.since && filter.until && filter.since > filter.until) {
-    throw invalidQuery([{ parameter: 'until', code: 'out_of_range', detail: 'until must not be before since (since is inclusive, until exclusive).' }]);
-  }
-  return { filter, limit: query.limit ?? DEFAULT_PAGE_SIZE, cursor: query.cursor };
+  return { filter: leadFilterOf(query, timeZone), limit: query.limit ?? DEFAULT_PAGE_SIZE, cursor: query.cursor };
 }
 
 /** A page for checked input; a cursor that is not this filter's is the REST query's `invalid_query` on `cursor`. */

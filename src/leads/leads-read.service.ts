@@ -23,16 +23,18 @@ export interface LeadList {
 @Injectable()
 export class LeadsReadService {
   private readonly listUrl: string;
+  private readonly timeZone: string;
 
   constructor(
     private readonly reader: LeadReader,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.listUrl = `${config.publicBaseUrl}/api/v1/leads`;
+    this.timeZone = config.timeZone;
   }
 
   async list(query: LeadListQuery, req: Request, res: Response): Promise<LeadList> {
-    const filter = leadFilterOf(query);
+    const filter = leadFilterOf(query, this.timeZone);
     const limit = query.limit ?? DEFAULT_PAGE_SIZE;
     const page = await this.page(filter, limit, query.cursor);
     res.setHeader('Cache-Control', 'no-store');

@@ -1,4 +1,4 @@
-import { parseDateTime } from './rfc3339.js';
+import { CalendarDay, parseDateTime, parseFullDate } from './rfc3339.js';
 
 describe('parseDateTime (RFC 3339 date-time, time zone required)', () => {
   it.each([
@@ -47,5 +47,42 @@ describe('parseDateTime (RFC 3339 date-time, time zone required)', () => {
     ['empty', ''],
   ])('refuses %s', (_name, text) => {
     expect(parseDateTime(text)).toBeUndefined();
+  });
+});
+
+describe('parseFullDate (RFC 3339 full-date: a day, no time, no zone)', () => {
+  it.each([
+    ['2026-11-27', [2026, 11, 27]],
+    ['2028-02-29', [2028, 2, 29]],
+    ['0001-01-01', [1, 1, 1]],
+    ['9999-12-31', [9999, 12, 31]],
+  ])('reads %s', (text, [year, month, day]) => {
+    expect(parseFullDate(text)).toEqual(new CalendarDay(year, month, day));
+  });
+
+  it.each([
+    '2026-02-29',
+    '2026-13-01',
+    '2026-00-10',
+    '2026-04-31',
+    '0000-01-01',
+    '2026-11-27Z',
+    '2026-11-27T00:00:00Z',
+    '27/11/2026',
+    '2026-1-7',
+    ' 2026-11-27',
+    '２026-11-27',
+    '',
+  ])('refuses %j', (text) => {
+    expect(parseFullDate(text)).toBeUndefined();
+  });
+
+  it.each([
+    [new CalendarDay(2026, 11, 30), new CalendarDay(2026, 12, 1)],
+    [new CalendarDay(2028, 2, 28), new CalendarDay(2028, 2, 29)],
+    [new CalendarDay(2026, 12, 31), new CalendarDay(2027, 1, 1)],
+    [new CalendarDay(99, 12, 31), new CalendarDay(100, 1, 1)],
+  ])('knows the day after %j', (day, next) => {
+    expect(day.next()).toEqual(next);
   });
 });

@@ -1,3 +1,5 @@
+import { utcMs as utc } from '../time/time-zone.js';
+
 /**
  * An RFC 3339 date-time (§5.6): a full date, `T`, a time with an optional fraction, and a time zone (`Z` or ±hh:mm),
  * which is not optional. `T` and `Z` in either case; no leap second (:60 is no instant of the clocks that stored leads).
@@ -27,12 +29,34 @@ export function parseDateTime(text: string): Date | undefined {
   return time < EARLIEST || time > LATEST ? undefined : new Date(time);
 }
 
-/** Date.UTC without its mapping of years 0 to 99 onto 1900 to 1999. */
-function utc(year: number, month: number, day: number): number {
-  const date = new Date(0);
-  date.setUTCFullYear(year, month - 1, day);
-  return date.getTime();
+/** An RFC 3339 full-date (§5.6), a day with no time or zone: what a person types, `2026-11-27`. */
+const FULL_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+/** A calendar day, which a time zone makes a span of instants. */
+export class CalendarDay {
+  constructor(
+    readonly year: number,
+    readonly month: number,
+    readonly day: number,
+  ) {}
+
+  /** The day after (0001-01-01 to 9999-12-31 follow each other; 9999-12-31's is 10000-01-01). */
+  next(): CalendarDay {
+    const date = new Date(utc(this.year, this.month, this.day + 1));
+    return new CalendarDay(date.getUTCFullYear(), date.getUTCMonth() + 1, date.getUTCDate());
+  }
 }
+
+/** The day an RFC 3339 full-date names (years 0001 to 9999), or undefined when the text is not one or the day does not exist. */
+export function parseFullDate(text: string): CalendarDay | undefined {
+  const match = FULL_DATE.exec(text);
+  if (!match) return undefined;
+  const [year, month, day] = match.slice(1).map(Number);
+  return year < 1 || month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month) ? undefined : new CalendarDay(year, month, day);
+}
+
+/** The earliest and latest instants a filter may name: what both databases store and compare in order. */
+export const INSTANT_RANGE = { earliest: EARLIEST, latest: LATEST } as const;
 
 function daysInMonth(year: number, month: number): number {
   if (month === 2) return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28;

@@ -275,8 +275,9 @@ export class McpServerFactory {
           description:
             'Stored leads, newest first, one page at a time: the pages of GET /api/v1/leads, as {data, next_cursor}. For the next page ' +
             'pass next_cursor as cursor with the same filters; next_cursor null is the last page. Filters: since (inclusive) and until ' +
-            '(exclusive), RFC 3339 date-times with a time zone; origem (exact); email (any letter case). Leads are personal data: show ' +
-            'them only to people entitled to them.',
+            '(exclusive), RFC 3339 date-times with a time zone, or dates such as 2026-11-27 (since from 00:00 of that day, until through ' +
+            "its end, in the service's time zone); origem (exact); email (any letter case). Leads are personal data: show them only to " +
+            'people entitled to them.',
           inputSchema: schema(this.queryInput(['Limit', 'Cursor', 'Since', 'Until', 'Origem', 'Email'])),
           annotations: READ_ONLY,
         },
@@ -321,7 +322,7 @@ export class McpServerFactory {
     }
     try {
       // null is "not given", as for a parameter left out of the REST query.
-      const input = await leadReadInput(Object.fromEntries(Object.entries(given).filter(([, value]) => value !== null)));
+      const input = await leadReadInput(Object.fromEntries(Object.entries(given).filter(([, value]) => value !== null)), this.config.timeZone);
       const page = await readLeadPage(this.reader, input);
       const structuredContent = { data: page.data, next_cursor: page.nextCursor };
       const text = JSON.stringify(structuredContent, null, 2);
