@@ -170,7 +170,10 @@ describe('facts the docs pages quote ({{NAME}} in src/docs/pages/*.md, filled fr
       ACCESS_TOKEN_LIFETIME_SECONDS: new RegExp(`"expires_in":\\s*${value}\\b`, 'g'),
       ASSERTION_LIFETIME: new RegExp(`valid\\s+for\\s+${value}`, 'g'),
       BODY_LIMIT: new RegExp(`\\b${value}`, 'g'),
-      IDEMPOTENCY_KEY_LIFETIME: new RegExp(`(?:Idempotency keys \\| |within\\s+|rest\\s+of\\s+their\\s+)${value}`, 'g'),
+      IDEMPOTENCY_KEY_LIFETIME: new RegExp(
+        `(?:Idempotency keys \\| |within\\s+|rest\\s+of\\s+their\\s+|idempotency\\s+key\\s+for\\s+|rerun\\s+after\\s+)${value}`,
+        'g',
+      ),
       WEBHOOK_RESPONSE_KEPT: new RegExp(`\\b${value}`, 'g'),
       WEBHOOK_SECRET_ROTATION_GRACE: new RegExp(`(?:For|for)\\s+${value}\\s+after|beside\\s+the\\s+new\\s+one\\s+for\\s+${value}`, 'g'),
     };
