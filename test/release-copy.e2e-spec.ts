@@ -19,10 +19,11 @@ import { SITE_PAGES } from './support/site-pages.js';
 function runtimeCopies(): [source: string, destination: string][] {
   const dockerfile = readFileSync('Dockerfile', 'utf8');
   const runtimeStage = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
-  return [...runtimeStage.matchAll(/^COPY\s+(?:--from=build\s+)?(\S+)\s+(\S+)\s*$/gm)].map(([, source, destination]) => [
-    source.replace(/^\/app\//, ''),
-    destination,
-  ]);
+  return [...runtimeStage.matchAll(/^COPY\s.*$/gm)].map(([line]) => {
+    const [, source, destination] = /^COPY\s+(?:--from=build\s+)?(\S+)\s+(\S+)\s*$/.exec(line) ?? [];
+    if (!source) throw new Error(`a COPY line this suite cannot copy yet: ${line}`);
+    return [source.replace(/^\/app\//, ''), destination];
+  });
 }
 
 let folder: string;
