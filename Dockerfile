@@ -26,7 +26,8 @@ COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
 # Read at start from the package's folder (src/config/package-root.ts, the folder of package.json), whatever the working
-# directory: the GraphQL schema and the form script; the contract, the CLI and the bundle's source map are in dist.
+# directory: the GraphQL schema and the form script; the contract, the CLI and the bundle's source map are in dist, the
+# docs pages (src/docs/pages) inside the bundle. test/release-copy.e2e-spec.ts starts a copy made by these COPY lines.
 COPY src/graphql/schema.graphql ./src/graphql/schema.graphql
 COPY src/forms/leads-form.js ./src/forms/leads-form.js
 RUN mkdir -p /data && chown node:node /data

@@ -335,6 +335,17 @@ describe('docs', () => {
       expect(res.text).not.toContain('{base_url}');
     });
 
+    it('GET /auth.md: step 3 (the token) does not deny the refresh tokens of step 7', async () => {
+      const res = await t.http.get('/auth.md').then(expectContract);
+      expect(res.status).toBe(200);
+      const steps = res.text.split(/^## /m);
+      const step = (n: number) => steps.find((section) => section.startsWith(`${n}. `))!;
+      expect(step(7)).toMatch(/^7\. Keep the identity: refresh\n[\s\S]*`refresh_token`/);
+      expect(step(3)).not.toMatch(/there is no refresh token/i);
+      expect(step(3)).toContain('This answer has no refresh token');
+      expect(step(3)).toContain('(step 7)');
+    });
+
     it('pages answer HEAD without a body', async () => {
       const res = await t.http.head('/docs/api-versioning').then(expectContract);
       expect(res.status).toBe(200);

@@ -652,11 +652,13 @@ describe('GraphQL: the same anonymous quota as REST', () => {
 });
 
 describe('GraphQL answers are bounded by MAX_ANSWER_BYTES', () => {
+  const CAP = 196_608;
   let t: TestApp;
   beforeAll(async () => {
-    // Under ten copies of every page's Markdown (the docs total about 41 KB), over one copy of each: the estimate counts
-    // every page at the size of the largest, so six pages no longer fit the smallest cap allowed (65536).
-    t = await startTestApp({ MAX_ANSWER_BYTES: '131072' });
+    // Under ten copies of every page's Markdown (the docs total about 57 KB), over one copy of each: the estimate counts
+    // every page at the size of the largest (19 KB, the webhooks guide, times seven pages: 136 KB), so the docs no longer
+    // fit the smallest cap allowed (65536), nor 131072. Ten copies of the introspection below (26 KB) stay over it.
+    t = await startTestApp({ MAX_ANSWER_BYTES: String(CAP) });
   });
   afterAll(() => t.close());
 
@@ -675,9 +677,10 @@ describe('GraphQL answers are bounded by MAX_ANSWER_BYTES', () => {
   it('refuses before execution a query whose aliases multiply a large field past the cap', async () => {
     const docs = t.app.get(DocsService).search();
     const total = docs.reduce((sum, page) => sum + page.markdown.length, 0);
-    expect(10 * total).toBeGreaterThan(131072);
-    const tooLarge =
-      /^Answer size limit of 131072 bytes exceeded: this query could return about \d+; ask for fewer copies of large fields \(Doc\.markdown\)\.$/;
+    expect(10 * total).toBeGreaterThan(CAP);
+    const tooLarge = new RegExp(
+      `^Answer size limit of ${CAP} bytes exceeded: this query could return about \\d+; ask for fewer copies of large fields \\(Doc\\.markdown\\)\\.$`,
+    );
     for (const query of [
       copies(10, 'docs { markdown }'),
       // Fragments and nested aliases multiply as well.
@@ -707,7 +710,7 @@ describe('GraphQL answers are bounded by MAX_ANSWER_BYTES', () => {
     const schema =
       '__schema { types { name kind description fields { name description type { name kind ofType { name kind ofType { name kind } } } args { name description type { name kind ofType { name kind } } } } enumValues { name description } inputFields { name description type { name kind ofType { name kind } } } } }';
     expect((await post(`{ ${schema} }`)).status).toBe(200);
-    const tooLarge = /^The answer is \d+ bytes, over the limit of 131072 \(MAX_ANSWER_BYTES\); ask for less\.$/;
+    const tooLarge = new RegExp(`^The answer is \\d+ bytes, over the limit of ${CAP} \\(MAX_ANSWER_BYTES\\); ask for less\\.$`);
     expectRefused(await post(copies(10, schema)), tooLarge, 'ANSWER_TOO_LARGE');
     expectRefused(await post(copies(10, schema), { Accept: GRAPHQL_RESPONSE }), tooLarge, 'ANSWER_TOO_LARGE', 400);
   });

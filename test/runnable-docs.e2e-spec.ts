@@ -1,15 +1,17 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Webhook } from 'standardwebhooks';
 import { GENEROUS_LIMITS, ServerProcess, freePort, startServer } from './support/server-process.js';
 import { TestDatabase, freshDatabase } from './support/database.js';
-import { WebhookReceiver } from './support/webhook-receiver.js';
 import { type ChildOutput, outputOf } from './support/child-output.js';
 
 // The documentation's shell blocks, run as a reader copies them: each page's ```sh and ```bash blocks, in order, as one
 // bash script under `set -euo pipefail`, against the built service (dist/server.mjs) and its database, in a folder of
-// their own. Only BASE, SERVICE_DIR and RECEIVER_URL come from outside, as the pages say.
+// their own. A code block that opens with a comment naming a file (`// receiver.mjs: …`) is saved there first, as the
+// page asks. Only BASE, SERVICE_DIR and RECEIVER_PORT come from outside, as the pages say.
 
 const which = (command: string) => {
   try {
@@ -30,6 +32,22 @@ function blocksOfHtml(html: string): string[] {
   );
 }
 
+function blocksOfJs(html: string): string[] {
+  return [...html.matchAll(/<pre><code class="language-js">([\s\S]*?)<\/code><\/pre>/g)].map(([, code]) =>
+    code.replace(/&(?:amp|lt|gt|quot|#39);/g, (entity) => ENTITIES[entity]),
+  );
+}
+
+/** The files a page asks the reader to save: its JavaScript blocks whose first line is `// <file name>: …`. */
+function filesOfHtml(html: string): Record<string, string> {
+  return Object.fromEntries(
+    blocksOfJs(html).flatMap((code) => {
+      const name = /^\/\/ ([\w.-]+\.m?js): /.exec(code)?.[1];
+      return name ? [[name, code]] : [];
+    }),
+  );
+}
+
 function blocksOfMarkdown(markdown: string): string[] {
   return [...markdown.matchAll(/^```(?:sh|bash)\n([\s\S]*?)^```$/gm)].map(([, code]) => code);
 }
@@ -37,20 +55,33 @@ function blocksOfMarkdown(markdown: string): string[] {
 interface Run extends ChildOutput {
   /** The folder the script ran in: the files it wrote. */
   dir: string;
+  /** The script's process group. */
+  pid: number;
 }
 
 let database: TestDatabase;
 let server: ServerProcess;
-let receiver: WebhookReceiver;
 let scratch: string;
 let bin: string;
+/** The process groups of the scripts: what a script left running in the background (a receiver) is stopped with it. */
+const groups: number[] = [];
 
-async function runPage(path: string, blocksOf: (text: string) => string[]): Promise<Run> {
+interface RunOptions {
+  env?: Record<string, string>;
+  /** Files the page asks the reader to save in the folder first. */
+  files?: Record<string, string>;
+  /** This package's node_modules linked into the folder, for a page that has the reader install a package. */
+  linkModules?: boolean;
+}
+
+async function runPage(path: string, blocksOf: (text: string) => string[], options: RunOptions = {}): Promise<Run> {
   const res = await fetch(`${server.baseUrl}${path}`);
   expect(res.status).toBe(200);
   const blocks = blocksOf(await res.text());
   expect(blocks.length).toBeGreaterThan(0);
   const dir = mkdtempSync(join(scratch, 'page-'));
+  for (const [name, text] of Object.entries(options.files ?? {})) writeFileSync(join(dir, name), text);
+  if (options.linkModules) symlinkSync(resolve('node_modules'), join(dir, 'node_modules'), 'dir');
   writeFileSync(join(dir, 'docs.sh'), ['set -euo pipefail', ...blocks].join('\n'));
   const child = spawn('bash', ['docs.sh'], {
     cwd: dir,
@@ -60,13 +91,34 @@ async function runPage(path: string, blocksOf: (text: string) => string[]): Prom
       XDG_CONFIG_HOME: join(dir, '.config'),
       BASE: server.baseUrl,
       SERVICE_DIR: process.cwd(),
-      RECEIVER_URL: receiver.url,
       LOG_LEVEL: 'warn',
       ...database.env,
+      ...options.env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
   });
-  return { ...(await outputOf(child)), dir };
+  groups.push(child.pid!);
+  return { ...(await outputOf(child)), dir, pid: child.pid! };
+}
+
+/** Stops what a script left running. */
+function stopGroup(pid: number): void {
+  try {
+    process.kill(-pid, 'SIGTERM');
+  } catch {
+    // nothing left
+  }
+}
+
+/** The lines of a log file once `done` holds for them (or the deadline passes: the caller's expectation then fails). */
+async function logWhen(file: string, done: (lines: string[]) => boolean): Promise<string[]> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const lines = existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : [];
+    if (done(lines) || Date.now() > deadline) return lines;
+    await sleep(100);
+  }
 }
 
 /** Exit 0, or the script's output in the failure message. */
@@ -90,7 +142,6 @@ exec ${CURL} --fail-with-body "$@"
 `,
   );
   chmodSync(join(bin, 'curl'), 0o755);
-  receiver = await WebhookReceiver.start();
   database = await freshDatabase();
   const port = await freePort();
   server = await startServer(
@@ -100,8 +151,8 @@ exec ${CURL} --fail-with-body "$@"
 }, 60_000);
 
 afterAll(async () => {
+  groups.forEach(stopGroup);
   await server?.stop();
-  await receiver?.close();
   await database?.drop();
   if (scratch) rmSync(scratch, { recursive: true, force: true });
 });
@@ -146,16 +197,61 @@ describe('the shell blocks of the docs run verbatim, in order, in one bash sessi
     expect(files.some((file) => /^leads-.*\.csv$/.test(file))).toBe(true);
   }, 120_000);
 
-  it('/docs/webhooks: an endpoint for RECEIVER_URL, a test message delivered, replay, rotation, changes, the CLI', async () => {
-    const before = receiver.received.length;
-    const run = await runPage('/docs/webhooks', blocksOfHtml);
-    expectSuccess(run);
-    expect(run.stdout).toMatch(/"replayed":\s*\d+/);
-    expect(run.stdout).toMatch(/^204$/m);
-    // The curl block's test message and the CLI's, both delivered to the reader's receiver.
-    const tests = receiver.received.slice(before).filter((request) => JSON.parse(request.body).type === 'webhook.test');
-    expect(tests.length).toBeGreaterThanOrEqual(2);
-  }, 120_000);
+  it.each([['node:crypto'], ['standardwebhooks']])(
+    '/docs/webhooks: its receiver (verifying with %s) started, an endpoint for it, test messages verified, replay, rotation, changes, the CLI',
+    async (verifier) => {
+      const page = await fetch(`${server.baseUrl}/docs/webhooks`).then((res) => res.text());
+      const files = filesOfHtml(page);
+      expect(Object.keys(files)).toEqual(['receiver.mjs']);
+      if (verifier === 'standardwebhooks') {
+        // As the page says: verifyWebhook becomes the library's, installed beside the receiver.
+        const library = blocksOfJs(page).find((code) => code.includes("from 'standardwebhooks'"))!;
+        const plain = /^\/\*\*[^\n]*\*\/\nfunction verifyWebhook\([\s\S]*?\n\}\n/m;
+        expect(files['receiver.mjs']).toMatch(plain);
+        files['receiver.mjs'] = `${library}\n${files['receiver.mjs'].replace(plain, '')}`;
+      }
+      const port = await freePort();
+      const run = await runPage('/docs/webhooks', blocksOfHtml, {
+        env: { RECEIVER_PORT: String(port) },
+        files,
+        ...(verifier === 'standardwebhooks' && { linkModules: true }),
+      });
+      try {
+        expectSuccess(run);
+        expect(run.stdout).toMatch(/"replayed":\s*\d+/);
+        expect(run.stdout).toMatch(/^204$/m);
+        // The receiver verified the curl block's test message and the CLI's (each endpoint with its own secret).
+        const log = join(run.dir, 'receiver.log');
+        const verified = (lines: string[]) => lines.filter((line) => /^verified webhook\.test msg_\w+$/.test(line));
+        const lines = await logWhen(log, (all) => verified(all).length >= 2);
+        expect(verified(lines)).toHaveLength(2);
+        const testMessage = /"message_id":\s*"(msg_\w+)"/.exec(run.stdout)?.[1];
+        expect(lines).toContain(`verified webhook.test ${testMessage}`);
+
+        // An event type it does not know, genuine: accepted (2xx); the same with a wrong signature: refused.
+        const url = `http://127.0.0.1:${port}/hooks/leads`;
+        const body = JSON.stringify({ type: 'lead.merged', timestamp: new Date().toISOString(), data: {} });
+        const secret = readFileSync(join(run.dir, 'webhook-secret'), 'utf8').trim();
+        const headers = (signature: string) => ({
+          'content-type': 'application/json',
+          'webhook-id': 'msg_unknowntype',
+          'webhook-timestamp': String(Math.floor(Date.now() / 1000)),
+          'webhook-signature': signature,
+        });
+        const signature = new Webhook(secret).sign('msg_unknowntype', new Date(), body);
+        const forged = await fetch(url, { method: 'POST', headers: headers(signature.replace(/.{4}$/, 'AAA=')), body });
+        expect(forged.status).toBe(400);
+        const unknown = await fetch(url, { method: 'POST', headers: headers(signature), body });
+        expect(unknown.status).toBe(204);
+        expect(await logWhen(log, (all) => all.some((line) => line.startsWith('verified lead.merged')))).toContain(
+          'verified lead.merged msg_unknowntype, not handled',
+        );
+      } finally {
+        stopGroup(run.pid);
+      }
+    },
+    120_000,
+  );
 
   it('/docs/privacy: an access request with a client made for it', async () => {
     const run = await runPage('/docs/privacy', blocksOfHtml);

@@ -57,6 +57,19 @@ export async function bundleService() {
     banner: { js: '"use strict";var __bundleUrl = require("node:url").pathToFileURL(__filename).href;' },
     plugins: [
       {
+        // The image has no src/ (Dockerfile): the docs pages' Markdown goes into the bundle, as the tsc build reads it
+        // (dist/src/docs/page-files.js). Loading the pages here first checks them as a start would: an unknown
+        // placeholder or a fact no page uses stops the build.
+        name: 'docs-pages',
+        setup(onBuild) {
+          onBuild.onLoad({ filter: /[\\/]dist[\\/]src[\\/]docs[\\/]page-files\.js$/ }, async ({ path }) => {
+            await import(pathToFileURL(path.replace(/page-files\.js$/, 'docs.pages.js')).href);
+            const { PAGE_FILES } = await import(pathToFileURL(path).href);
+            return { contents: `export const PAGE_FILES = ${JSON.stringify(PAGE_FILES)};\n`, loader: 'js' };
+          });
+        },
+      },
+      {
         // @nestjs/typeorm looks up `Connection` and `AbstractRepository`, which TypeORM 1.x no longer has, with a runtime
         // require() that esbuild cannot follow: it loaded a second, unbundled TypeORM (2.5 MB of source) to find nothing.
         name: 'typeorm-compat',

@@ -1,17 +1,23 @@
 import { readFileSync } from 'node:fs';
 import { CONTRACT } from '../../test/support/contract.js';
 import { loadConfig } from '../config/config.js';
+import { DOC_FACTS } from './doc-facts.js';
+import { DOC_PAGES } from './docs.pages.js';
+import { PAGE_FILES } from './page-files.js';
 import { KEY_LIFETIME_MS as IDEMPOTENCY_KEY_LIFETIME_MS } from '../leads/idempotency.service.js';
 import { TOKEN_LIFETIMES } from '../oauth/key-store.service.js';
 import { ERROR_CATALOG, MAX_FIELD_ERRORS } from '../problem/error-catalog.js';
 import { MAX_PIPELINED_REQUESTS } from '../server/connection-limits.js';
 import { BODY_LIMIT_BYTES, CODED_WIRE_LIMIT_BYTES, HEADER_BLOCK_LIMIT_BYTES, HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS } from '../server/http-limits.js';
+import { RESPONSE_BODY_KEPT } from '../webhooks/webhook-http.js';
+import { ROTATION_GRACE_MS } from '../webhooks/webhooks.service.js';
 
 /**
  * Limits written as text, held to the values the code uses: in the README and the contract (static documents), and in
  * the catalog's one description that states the idempotency window (the catalog cannot import the leads module; the
- * hints and docs pages otherwise build their numbers from the constants). Also the settings' defaults, wherever a text
- * names one beside its setting.
+ * hints otherwise build their numbers from the constants). The docs pages quote theirs as `{{NAME}}` placeholders: the
+ * list of those facts is checked here instead of their prose. Also the settings' defaults, wherever a text names one
+ * beside its setting.
  */
 
 type Json = Record<string, any>;
@@ -136,6 +142,45 @@ describe('limits stated as text', () => {
       .filter((match) => !covered.some(([start, end]) => match.index! >= start && match.index! < end))
       .map((match) => match[0]);
     expect(unchecked).toEqual([]);
+  });
+});
+
+describe('facts the docs pages quote ({{NAME}} in src/docs/pages/*.md, filled from src/docs/doc-facts.ts)', () => {
+  it('the placeholder list is these facts, each written from its constant', () => {
+    expect(DOC_FACTS).toEqual({
+      ACCESS_TOKEN_LIFETIME: `${minutes(TOKEN_LIFETIMES.access_token)} minutes`,
+      ACCESS_TOKEN_LIFETIME_SECONDS: String(TOKEN_LIFETIMES.access_token),
+      ASSERTION_LIFETIME: `${hours(TOKEN_LIFETIMES.assertion * 1000)} hour`,
+      BODY_LIMIT: `${kib(BODY_LIMIT_BYTES)} KiB`,
+      IDEMPOTENCY_KEY_LIFETIME: `${hours(IDEMPOTENCY_KEY_LIFETIME_MS)} hours`,
+      WEBHOOK_RESPONSE_KEPT: `${kib(RESPONSE_BODY_KEPT)} KiB`,
+      WEBHOOK_SECRET_ROTATION_GRACE: `${hours(ROTATION_GRACE_MS)} hours`,
+    });
+  });
+
+  it('no page writes out a size in KiB or MiB: each is a placeholder', () => {
+    const written = Object.entries(PAGE_FILES).flatMap(([name, text]) => [...text.matchAll(UNITS)].map((match) => `${name}: ${match[0]}`));
+    expect(written).toEqual([]);
+  });
+
+  it.each(Object.entries(DOC_FACTS))('no page writes out %s (%s) where the placeholder belongs', (name, value) => {
+    // The words each fact goes with in the pages, so that a page that wrote the number out instead fails here.
+    const phrases: Record<string, RegExp> = {
+      ACCESS_TOKEN_LIFETIME: new RegExp(`valid\\s+(?:for\\s+)?${value}`, 'g'),
+      ACCESS_TOKEN_LIFETIME_SECONDS: new RegExp(`"expires_in":\\s*${value}\\b`, 'g'),
+      ASSERTION_LIFETIME: new RegExp(`valid\\s+for\\s+${value}`, 'g'),
+      BODY_LIMIT: new RegExp(`\\b${value}`, 'g'),
+      IDEMPOTENCY_KEY_LIFETIME: new RegExp(
+        `(?:Idempotency keys \\| |within\\s+|rest\\s+of\\s+their\\s+|idempotency\\s+key\\s+for\\s+|rerun\\s+after\\s+)${value}`,
+        'g',
+      ),
+      WEBHOOK_RESPONSE_KEPT: new RegExp(`\\b${value}`, 'g'),
+      WEBHOOK_SECRET_ROTATION_GRACE: new RegExp(`(?:For|for)\\s+${value}\\s+after|beside\\s+the\\s+new\\s+one\\s+for\\s+${value}`, 'g'),
+    };
+    const sources = Object.values(PAGE_FILES).join('\n');
+    const served = DOC_PAGES.map((page) => page.markdown).join('\n');
+    // Found where the placeholder is once filled in (the phrase is right), and nowhere in the sources.
+    expect([served.match(phrases[name])?.length, sources.match(phrases[name])]).toEqual([sources.split(`{{${name}}}`).length - 1, null]);
   });
 });
 

@@ -31,11 +31,11 @@ export const SERVER_ENTRY = fileURLToPath(new URL('../../dist/server.mjs', impor
 
 /**
  * Starts the built service (`npm run build` output) as its own process and waits until it answers health; in the
- * package's folder unless `cwd` names another.
+ * package's folder unless `cwd` names another, from `entry` (another copy of dist/server.mjs) when given.
  */
-export async function startServer(env: Record<string, string>, port?: number, cwd?: string): Promise<ServerProcess> {
+export async function startServer(env: Record<string, string>, port?: number, cwd?: string, entry = SERVER_ENTRY): Promise<ServerProcess> {
   const chosen = port ?? (await freePort());
-  const child = spawn(process.execPath, [SERVER_ENTRY], {
+  const child = spawn(process.execPath, [entry], {
     cwd,
     env: { PATH: process.env.PATH, PORT: String(chosen), LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
