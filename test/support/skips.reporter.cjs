@@ -36,7 +36,11 @@ class SkipsReporter {
     const { testPathPatterns, testNamePattern, onlyChanged, findRelatedTests } = this.globalConfig;
     const partial = testPathPatterns?.isSet?.() || onlyChanged || findRelatedTests;
     const counts = new Map();
-    for (const [key, need] of skipped) if (!ran.has(key)) counts.set(need, (counts.get(need) ?? 0) + 1);
+    let elsewhere = 0;
+    for (const [key, need] of skipped) {
+      if (ran.has(key)) elsewhere += 1;
+      else counts.set(need, (counts.get(need) ?? 0) + 1);
+    }
     const parts = [...counts].map(([need, n]) => {
       if (need === 'unknown') return testNamePattern ? `${plural(n, 'test')} (not matching -t)` : `${plural(n, 'test')} (it.skip, no need named)`;
       const [what, why] = WHY[need](process.env);
@@ -51,7 +55,10 @@ class SkipsReporter {
           `the ${suites().filter((suite) => suite.database).length} @database suites on PostgreSQL (${process.env.TEST_DATABASE_URL ? 'npm run test:all runs them' : 'TEST_DATABASE_URL unset'})`,
         );
     }
-    const line = `skipped: ${parts.length ? parts.join(', ') : 'nothing'}${notRun.length ? `; not run: ${notRun.join(', ')}` : ''}`;
+    const segments = [`skipped: ${parts.length ? parts.join(', ') : 'nothing'}`];
+    if (elsewhere) segments.push(`${plural(elsewhere, 'test')} of one database ran on the other`);
+    if (notRun.length) segments.push(`not run: ${notRun.join(', ')}`);
+    const line = segments.join('; ');
     process.stderr.write(`${line}\n`);
   }
 }
