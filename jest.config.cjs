@@ -39,10 +39,12 @@ module.exports = {
     { ...shared, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/scripts/**/*.spec.mjs'] },
     // `npm test`: the unit and the in-process e2e suites, on SQLite.
     { ...shared, displayName: 'e2e', testMatch: paths((suite) => !suite.system), globals: { CONTRACT_COVERAGE_PROJECT: 'e2e-sqlite' } },
-    // `npm run test:all` adds the suites that start processes, on SQLite.
-    { ...shared, displayName: 'system', testMatch: paths((suite) => suite.system), globals: { CONTRACT_COVERAGE_PROJECT: 'e2e-sqlite' } },
+    // `npm run test:all` (and `npx jest`) adds the suites that start processes, on SQLite; `npm test` sets TEST_TIER=quick.
+    ...(process.env.TEST_TIER === 'quick'
+      ? []
+      : [{ ...shared, displayName: 'system', testMatch: paths((suite) => suite.system), globals: { CONTRACT_COVERAGE_PROJECT: 'e2e-sqlite' } }]),
     // And the database-dependent suites again on PostgreSQL whenever a test server is named (CI always names one).
-    ...(process.env.TEST_DATABASE_URL
+    ...(process.env.TEST_DATABASE_URL && process.env.TEST_TIER !== 'quick'
       ? [
           {
             ...shared,
