@@ -6,8 +6,9 @@ import { GENEROUS_LIMITS, startServer } from './support/server-process.js';
 import { freshDatabase } from './support/test-app.js';
 
 /**
- * The operator-clients commands as an operator meets them: `npm run clients:create` as its own process (operator-clients.e2e-spec.ts
- * runs every command in process), and a running service whose logs never show a client secret.
+ * The operator-clients commands as an operator meets them: `npm run clients:create` as its own process (the one spawn
+ * of a `clients:*` command; operator-clients.e2e-spec.ts runs every command in process), and a running service whose
+ * logs never show a client secret.
  */
 
 const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;

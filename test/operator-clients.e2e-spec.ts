@@ -18,10 +18,10 @@ import { ON_POSTGRES, startAppWith, startTestApp, TestApp } from './support/test
 
 /**
  * Operator clients end to end (docs/decisions/0021-operator-clients-and-client-credentials.md): the `clients:*`
- * commands run in this process on the suite's database (operator-clients-process.e2e-spec.ts runs `npm run
- * clients:create` as a person does, and checks the running service's logs), the client credentials grant with both client authentication
+ * commands run in this process on the suite's database, the client credentials grant with both client authentication
  * methods through supertest (every answer held to the contract) and through stock clients over HTTP (oauth4webapi,
- * openid-client), rotation, revocation, the operator rate-limit tier, discovery, and logs without secrets.
+ * openid-client), rotation, revocation, the operator rate-limit tier and discovery. `npm run clients:create` as its own
+ * process, and the running service's logs without secrets: operator-clients-process.e2e-spec.ts.
  */
 
 const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';

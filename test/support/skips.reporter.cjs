@@ -10,7 +10,7 @@ const WHY = {
   sqlite: () => ['SQLite', 'run on SQLite only'],
   redis: () => ['Redis', 'TEST_REDIS_URL unset'],
   chromium: () => ['browser', '/usr/bin/chromium not found'],
-  posix: () => ['POSIX', 'file modes of this system'],
+  posix: () => ['file-mode', 'no POSIX file modes here'],
 };
 
 const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
