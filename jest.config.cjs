@@ -36,7 +36,7 @@ module.exports = {
     '<rootDir>/test/support/contract-coverage.reporter.cjs',
   ],
   projects: [
-    { ...shared, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/scripts/**/*.spec.mjs'] },
+    { ...shared, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/scripts/**/*.spec.mjs', '<rootDir>/test/support/*.spec.ts'] },
     // `npm test`: the unit and the in-process e2e suites, on SQLite.
     { ...shared, displayName: 'e2e', testMatch: paths((suite) => !suite.system), globals: { CONTRACT_COVERAGE_PROJECT: 'e2e-sqlite' } },
     // `npm run test:all` (and `npx jest`) adds the suites that start processes, on SQLite; `npm test` sets TEST_TIER=quick.
