@@ -1,6 +1,6 @@
 # Multi-stage build: compile (with the toolchain better-sqlite3 needs), then a slim non-root runtime. One Node version
 # for both: better-sqlite3 is built for its ABI, and the build writes V8's code cache (scripts/release/train-code-cache.mjs),
-# which another V8 would ignore. Node 24 LTS, the version CI also runs `npm test` on (.ci/run).
+# which another V8 would ignore. Node 24 LTS, the version CI gives the full `npm run test:all` (.ci/test-node24.sh).
 ARG NODE_VERSION=24.21.0
 FROM node:${NODE_VERSION}-bookworm AS build
 WORKDIR /app

@@ -1,3 +1,4 @@
+/** @database refresh tokens: rotation, reuse, restarts */
 import { createHash } from 'node:crypto';
 import { decodeJwt } from 'jose';
 import type { Response } from 'supertest';

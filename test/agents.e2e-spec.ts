@@ -1,3 +1,4 @@
+/** @database agent registrations and their rows */
 import { createHash } from 'node:crypto';
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, type JWK } from 'jose';
 import * as oauth from 'oauth4webapi';

@@ -1,3 +1,4 @@
+/** @database hostile text (NUL bytes, encodings) stored or refused */
 import type { Server } from 'node:http';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import fc from 'fast-check';

@@ -1,3 +1,4 @@
+/** @system the built service in Chromium */
 import { existsSync, mkdirSync } from 'node:fs';
 import { createServer, Server } from 'node:http';
 import { join } from 'node:path';
@@ -9,6 +10,7 @@ import { expectContract } from './support/contract.js';
 import { freePort } from './support/server-process.js';
 import { countLeads, startTestApp, TestApp } from './support/test-app.js';
 import { SITE_PAGES } from './support/site-pages.js';
+import { describeIf } from './support/skips.js';
 
 /** Debian's chromium package; the suite never downloads a browser. */
 const CHROMIUM = '/usr/bin/chromium';
@@ -24,10 +26,6 @@ const FLAGS = [
   '--disable-component-update',
   '--disable-sync',
 ];
-
-if (!HAVE_CHROMIUM) {
-  console.warn(`browser suite skipped: ${CHROMIUM} not found (install Debian's chromium package to run it)`);
-}
 
 /** A customer's page on another origin: the two pasted lines, nothing else from the service. */
 function customerPage(apiBase: string, extra = ''): string {
@@ -104,7 +102,7 @@ describe('forms over HTTP', () => {
   });
 });
 
-const describeBrowser = HAVE_CHROMIUM ? describe : describe.skip;
+const describeBrowser = describeIf(['chromium'], HAVE_CHROMIUM);
 
 describeBrowser(HAVE_CHROMIUM ? `browser (Chromium at ${CHROMIUM})` : `browser (SKIPPED: ${CHROMIUM} not found)`, () => {
   let t: TestApp;
@@ -493,32 +491,27 @@ describeBrowser(HAVE_CHROMIUM ? `browser (Chromium at ${CHROMIUM})` : `browser (
     expect(await countLeads(limited.dataSource)).toBe(2);
   });
 
-  it('(f) Swagger UI lists every operation; Try it out works for sandbox, lead, registration, token and Authorize', async () => {
-    const contract = (await (await fetch(`${appBase}/docs/openapi-leads.json`)).json()) as {
-      paths: Record<string, Record<string, unknown>>;
-      webhooks: Record<string, Record<string, unknown>>;
-    };
-    const methods = ['get', 'post', 'put', 'patch', 'delete', 'head', 'options'];
-    // The events the service sends (OpenAPI `webhooks`) are shown as operations too, under their names.
-    const expected = [...Object.entries(contract.paths), ...Object.entries(contract.webhooks)].flatMap(([path, item]) =>
-      Object.keys(item)
-        .filter((m) => methods.includes(m))
-        .map((m) => `${m.toUpperCase()} ${path}`),
-    );
+  // One page of Swagger UI through these steps in order, each its own test, so that a failure names its step.
+  describe('(f) Swagger UI lists every operation; Try it out works for sandbox, lead, registration, token and Authorize', () => {
+    let docsContext: BrowserContext;
+    let docs: Page;
     const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(e.message));
-    page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
     const offsite: string[] = [];
-    page.on('request', (r) => !r.url().startsWith(appBase) && !r.url().startsWith('data:') && offsite.push(r.url()));
-    await page.goto(`${appBase}/docs`);
-    await page.waitForSelector('.opblock');
-    const shown = await page.$$eval('.opblock', (blocks) =>
-      blocks.map(
-        (b) => `${b.querySelector('.opblock-summary-method')?.textContent?.trim()} ${b.querySelector('.opblock-summary-path')?.getAttribute('data-path')}`,
-      ),
-    );
-    expect(new Set(shown)).toEqual(new Set(expected));
-    await page.screenshot({ path: join(ARTIFACTS, 'f-swagger-operations.png') });
+    let assertion: string;
+    let token: string;
+
+    beforeAll(async () => {
+      docsContext = await browser.newContext({ viewport: { width: 1000, height: 900 } });
+      docs = await docsContext.newPage();
+      docs.on('pageerror', (e) => errors.push(e.message));
+      docs.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
+      docs.on('request', (r) => !r.url().startsWith(appBase) && !r.url().startsWith('data:') && offsite.push(r.url()));
+    });
+    afterAll(() => docsContext?.close());
+    // The steps share the one page (shot and shotOf capture `page`).
+    beforeEach(() => {
+      page = docs;
+    });
 
     const operation = (operationId: string) => page.locator(`.opblock[id^="operations-"][id$="-${operationId}"]`).first();
     async function tryOut(operationId: string, before?: (op: ReturnType<Page['locator']>) => Promise<void>): Promise<string> {
@@ -532,35 +525,73 @@ describeBrowser(HAVE_CHROMIUM ? `browser (Chromium at ${CHROMIUM})` : `browser (
       return (await cell.textContent())!.trim();
     }
 
-    expect(await tryOut('validateLead')).toMatch(/^200/);
-    await shotOf(operation('validateLead'), 'f-swagger-sandbox-200');
-    expect(await tryOut('createLead')).toMatch(/^201/);
-    await shotOf(operation('createLead'), 'f-swagger-lead-201');
+    it('(f1) lists every operation of the contract and every event it sends', async () => {
+      const contract = (await (await fetch(`${appBase}/docs/openapi-leads.json`)).json()) as {
+        paths: Record<string, Record<string, unknown>>;
+        webhooks: Record<string, Record<string, unknown>>;
+      };
+      const methods = ['get', 'post', 'put', 'patch', 'delete', 'head', 'options'];
+      // The events the service sends (OpenAPI `webhooks`) are shown as operations too, under their names.
+      const expected = [...Object.entries(contract.paths), ...Object.entries(contract.webhooks)].flatMap(([path, item]) =>
+        Object.keys(item)
+          .filter((m) => methods.includes(m))
+          .map((m) => `${m.toUpperCase()} ${path}`),
+      );
+      await page.goto(`${appBase}/docs`);
+      await page.waitForSelector('.opblock');
+      const shown = await page.$$eval('.opblock', (blocks) =>
+        blocks.map(
+          (b) => `${b.querySelector('.opblock-summary-method')?.textContent?.trim()} ${b.querySelector('.opblock-summary-path')?.getAttribute('data-path')}`,
+        ),
+      );
+      expect(new Set(shown)).toEqual(new Set(expected));
+      await page.screenshot({ path: join(ARTIFACTS, 'f-swagger-operations.png') });
+    });
 
-    expect(await tryOut('registerAgentIdentity')).toMatch(/^200/);
-    const registration = JSON.parse((await operation('registerAgentIdentity').locator('.live-responses-table .microlight').first().textContent())!);
-    const assertion = registration.identity_assertion as string;
-    expect(assertion).toBeTruthy();
+    it('(f2) Try it out on the sandbox answers 200', async () => {
+      expect(await tryOut('validateLead')).toMatch(/^200/);
+      await shotOf(operation('validateLead'), 'f-swagger-sandbox-200');
+    });
 
-    expect(
-      await tryOut('issueToken', async (op) => {
-        await op.locator('tr[data-param-name=assertion] input, input[placeholder=assertion]').first().fill(assertion);
-      }),
-    ).toMatch(/^200/);
-    await shotOf(operation('issueToken'), 'f-swagger-token-200');
-    const token = JSON.parse((await operation('issueToken').locator('.live-responses-table .microlight').first().textContent())!).access_token as string;
+    it('(f3) Try it out on the lead route answers 201', async () => {
+      expect(await tryOut('createLead')).toMatch(/^201/);
+      await shotOf(operation('createLead'), 'f-swagger-lead-201');
+    });
 
-    await page.locator('button.authorize').first().click();
-    await page.locator('.auth-container input[type=text], .auth-container input').first().fill(token);
-    await page.locator('.auth-container button.authorize').first().click();
-    await page.locator('button.btn-done, .modal-ux button.close-modal').first().click();
-    await operation('validateLead').locator('button.execute').click();
-    await page.waitForTimeout(300);
-    const curl = await operation('validateLead').locator('.curl-command').first().textContent();
-    expect(curl).toContain(`Bearer ${token}`);
-    await shotOf(operation('validateLead'), 'f-swagger-authorized-sandbox');
-    expect(offsite).toEqual([]);
-    expect(errors).toEqual([]);
+    it('(f4) Try it out registers an agent identity (200) with an identity assertion', async () => {
+      expect(await tryOut('registerAgentIdentity')).toMatch(/^200/);
+      const registration = JSON.parse((await operation('registerAgentIdentity').locator('.live-responses-table .microlight').first().textContent())!);
+      assertion = registration.identity_assertion as string;
+      expect(assertion).toBeTruthy();
+    });
+
+    it('(f5) Try it out exchanges that assertion for an access token (200)', async () => {
+      expect(
+        await tryOut('issueToken', async (op) => {
+          await op.locator('tr[data-param-name=assertion] input, input[placeholder=assertion]').first().fill(assertion);
+        }),
+      ).toMatch(/^200/);
+      await shotOf(operation('issueToken'), 'f-swagger-token-200');
+      token = JSON.parse((await operation('issueToken').locator('.live-responses-table .microlight').first().textContent())!).access_token as string;
+      expect(token).toBeTruthy();
+    });
+
+    it('(f6) Authorize with that token: the next Try it out sends it as a Bearer token', async () => {
+      await page.locator('button.authorize').first().click();
+      await page.locator('.auth-container input[type=text], .auth-container input').first().fill(token);
+      await page.locator('.auth-container button.authorize').first().click();
+      await page.locator('button.btn-done, .modal-ux button.close-modal').first().click();
+      await operation('validateLead').locator('button.execute').click();
+      await page.waitForTimeout(300);
+      const curl = await operation('validateLead').locator('.curl-command').first().textContent();
+      expect(curl).toContain(`Bearer ${token}`);
+      await shotOf(operation('validateLead'), 'f-swagger-authorized-sandbox');
+    });
+
+    it('(f7) all of it with no request to another origin and no error in the page', () => {
+      expect(offsite).toEqual([]);
+      expect(errors).toEqual([]);
+    });
   });
 
   it('(h) Swagger UI Authorize: the client-credentials flow gets an operator token, and Try it out lists the leads', async () => {

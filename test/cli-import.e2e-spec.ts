@@ -1,3 +1,4 @@
+/** @system two built services and the CLI as processes */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,3 +1,4 @@
+/** @system the built service and the CLI as processes */
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -1,3 +1,4 @@
+/** @system the built service and the CLI as processes */
 import { spawn, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';

@@ -1,3 +1,4 @@
+/** @database consent wordings and context columns */
 import { createHash } from 'node:crypto';
 import { parse } from 'csv-parse/sync';
 import type { Response } from 'supertest';

@@ -1,3 +1,4 @@
+/** @database erasure, retention, two instances erasing at once */
 import { getRepositoryToken } from '@nestjs/typeorm';
 import type { Response } from 'supertest';
 import type { Repository } from 'typeorm';
@@ -10,6 +11,7 @@ import { operatorToken } from './support/operator-token.js';
 import { storedLead } from './support/stored-leads.js';
 import { freshDatabase, ON_POSTGRES, startTestApp, TestApp } from './support/test-app.js';
 import { WebhookReceiver } from './support/webhook-receiver.js';
+import { itIf } from './support/skips.js';
 
 /**
  * Data-subject requests and retention (docs/decisions/0029-data-subject-requests.md): access, erasure and revocation of
@@ -370,7 +372,7 @@ describe('lead retention', () => {
     }
   });
 
-  (ON_POSTGRES ? it : it.skip)('two instances at once erase disjoint batches, nothing twice, and all that expired', async () => {
+  itIf('postgres')('two instances at once erase disjoint batches, nothing twice, and all that expired', async () => {
     const database = await freshDatabase();
     const env = { LEAD_RETENTION_DAYS: '1', WEBHOOK_WORKER: 'false' };
     const a = await startTestApp(env, database);

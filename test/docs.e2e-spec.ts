@@ -1,3 +1,4 @@
+/** @system builds and serves the docs as processes */
 import { execFileSync } from 'node:child_process';
 import { SITE_LINKS } from '../src/docs/docs-layout.js';
 import { ERROR_CATALOG, ErrorCode } from '../src/problem/error-catalog.js';

@@ -1,3 +1,4 @@
+/** @database reads through GraphQL: filters, ordering, ids */
 import { Logger } from '@nestjs/common';
 import type { Response } from 'supertest';
 import { uuidv7 } from '../src/database/uuid-v7.js';

@@ -1,9 +1,11 @@
+/** @system @database two built services on one database */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { decodeProtectedHeader } from 'jose';
 import { KeyStore } from '../src/oauth/key-store.service.js';
 import { expectContract } from './support/contract.js';
-import { freshDatabase, ON_POSTGRES, startTestApp, TestApp, TestDatabase } from './support/test-app.js';
+import { freshDatabase, startTestApp, TestApp, TestDatabase } from './support/test-app.js';
+import { describeIf } from './support/skips.js';
 
 const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 const LEAD = { nome: 'Ana', email: 'ana@exemplo.com' };
@@ -53,7 +55,7 @@ describe('instances sharing one database', () => {
   });
 
   // Several instances behind a load balancer must behave as one; on PostgreSQL, as deployed.
-  (ON_POSTGRES ? describe : describe.skip)('two instances at once', () => {
+  describeIf(['postgres'])('two instances at once', () => {
     let a: TestApp;
     let b: TestApp;
     beforeEach(async () => {

@@ -1,3 +1,4 @@
+/** @database reads: filters, ordering, cursors */
 import { Logger } from '@nestjs/common';
 import type { Response } from 'supertest';
 import { uuidv7 } from '../src/database/uuid-v7.js';

@@ -1,3 +1,4 @@
+/** @database stored rows and the idempotency store */
 import { IdempotencyKey } from '../src/leads/idempotency-key.entity.js';
 import { LeadValidationService } from '../src/leads/lead-validation.service.js';
 import { leadFingerprint } from '../src/leads/leads.service.js';

@@ -1,3 +1,4 @@
+/** @database reads through MCP: filters, ordering, ids */
 import { Logger } from '@nestjs/common';
 import { Client, StreamableHTTPClientTransport, type CallToolResult } from '@modelcontextprotocol/client';
 import type { Response } from 'supertest';

@@ -1,4 +1,4 @@
-// Spawns processes: `npm start` (npm, then the service it runs), under `script` for a terminal. A system test.
+/** @system `npm start` (npm, then the service it runs) as processes, under `script` for a terminal */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';

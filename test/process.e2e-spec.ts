@@ -1,3 +1,4 @@
+/** @system @database the built service as a process; its database settings in the logs, a table lost under it */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';

@@ -8,6 +8,7 @@ import { KeyStore } from '../src/oauth/key-store.service.js';
 import { expectContract } from './support/contract.js';
 import { TcpProxy } from './support/tcp-proxy.js';
 import { freshDatabase, startTestApp, TestApp, TestDatabase } from './support/test-app.js';
+import { describeIf } from './support/skips.js';
 
 const LEAD = { nome: 'Ana', email: 'ana@exemplo.com' };
 const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
@@ -225,7 +226,7 @@ describe('deprecation headers', () => {
 });
 
 // Needs a Redis server (TEST_REDIS_URL; CI always names one).
-(REDIS_URL ? describe : describe.skip)('rate limits shared through Redis', () => {
+describeIf(['redis'])('rate limits shared through Redis', () => {
   let database: TestDatabase;
   let proxy: TcpProxy;
   let a: TestApp;
@@ -276,7 +277,7 @@ describe('deprecation headers', () => {
 });
 
 // Needs a Redis server (TEST_REDIS_URL; CI always names one).
-(REDIS_URL ? describe : describe.skip)('REDIS_KEY_PREFIX: deployments that share a Redis', () => {
+describeIf(['redis'])('REDIS_KEY_PREFIX: deployments that share a Redis', () => {
   // Prefixes of this run only, so that runs sharing the Redis never meet.
   const run = `e2e-${process.pid}-${randomInt(1e9)}`;
   const [blue, green] = [`${run}-blue:`, `${run}-green:`];
@@ -524,7 +525,7 @@ describe('identity ceiling: the live registrations of one address share one agen
 });
 
 // Needs a Redis server (TEST_REDIS_URL; CI always names one): both counters of an agent request in one script.
-(REDIS_URL ? describe : describe.skip)('identity ceiling shared through Redis', () => {
+describeIf(['redis'])('identity ceiling shared through Redis', () => {
   let database: TestDatabase;
   let a: TestApp;
   let b: TestApp;

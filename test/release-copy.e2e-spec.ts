@@ -1,4 +1,4 @@
-// System tier: this suite copies the release build and spawns it (`node dist/server.mjs`) as its own process.
+/** @system the release build, copied and started (`node dist/server.mjs`) as its own process */
 //
 // The production image has the build and no sources: the Dockerfile's last stage copies dist/, package.json, node_modules
 // and two files of src/, not src/docs/. This suite makes that folder (by those very COPY lines, node_modules linked),

@@ -1,3 +1,4 @@
+/** @system @database the service key: SECRETS_KEY on PostgreSQL, a key file on SQLite */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, statSync } from 'node:fs';
@@ -6,7 +7,8 @@ import { SigningKey } from '../src/oauth/signing-key.entity.js';
 import { SecretBox } from '../src/secrets/secret-box.js';
 import { expectContract } from './support/contract.js';
 import { SERVER_ENTRY } from './support/server-process.js';
-import { freshDatabase, ON_POSTGRES, startTestApp, TestApp, TestDatabase } from './support/test-app.js';
+import { freshDatabase, startTestApp, TestApp, TestDatabase } from './support/test-app.js';
+import { itIf } from './support/skips.js';
 
 /** Secrets at rest (docs/decisions/0027-webhooks-outbox.md, Secrets): what the database holds, and a wrong or missing key. */
 
@@ -108,7 +110,7 @@ describe('secrets at rest', () => {
     expect((await storedKeys(database)).map((row) => row.kid)).toEqual(kids);
   });
 
-  (ON_POSTGRES ? it : it.skip)('refuses to start on PostgreSQL without SECRETS_KEY, saying why and how to make one', () => {
+  itIf('postgres')('refuses to start on PostgreSQL without SECRETS_KEY, saying why and how to make one', () => {
     const { SECRETS_KEY: _key, ...withoutKey } = database.env;
     const { status, output } = startExpectingRefusal(withoutKey);
     expect(status).toBe(1);
@@ -117,7 +119,7 @@ describe('secrets at rest', () => {
     );
   });
 
-  (ON_POSTGRES || process.platform === 'win32' ? it.skip : it)('refuses to start on SQLite when others may read the key file', async () => {
+  itIf('sqlite', 'posix')('refuses to start on SQLite when others may read the key file', async () => {
     const t = await startTestApp({}, database);
     await t.close();
     const file = join(database.env.DATA_DIR, 'secrets.key');

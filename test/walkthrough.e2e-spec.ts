@@ -1,3 +1,4 @@
+/** @system npm run start:dev on a copy of the repository */
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -80,11 +81,7 @@ async function poll(url: string, ready: (res: Response) => boolean, ms: number, 
 // ajv-formats is CommonJS with a default export; under nodenext its default is the module object.
 const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (ajv: Ajv2020) => void;
 
-// The e2e-postgres project would repeat the same walkthrough (start:dev on SQLite, 20-30 s) and learn nothing more:
-// nothing in it touches the database.
-const describeOnSqlite = process.env.E2E_DATABASE === 'postgres' ? describe.skip : describe;
-
-describeOnSqlite('CONTRIBUTING.md walkthrough: GET /api/v1/ping in the watch loop', () => {
+describe('CONTRIBUTING.md walkthrough: GET /api/v1/ping in the watch loop', () => {
   const scratch = mkdtempSync(join(tmpdir(), 'walkthrough-'));
   const copy = join(scratch, 'repo');
   let dev: ChildProcess;

@@ -1,3 +1,4 @@
+/** @database the webhook outbox: deliveries, leases, retries */
 import type { Response } from 'supertest';
 import { Webhook } from 'standardwebhooks';
 import { WebhookResolver } from '../src/webhooks/webhook-tokens.js';
