@@ -12,7 +12,7 @@ const INDEXES = [
  * (`ORDER BY received_at DESC, id DESC`, held to it by the query-plan tests of src/leads/lead-reader.service.spec.ts),
  * but a new lead is the highest key, and in a descending index it lands at the left end: SQLite then splits leaves
  * the slow way, and PostgreSQL misses its fast path for inserts at the right end. Storing a lead on SQLite cost 5–10%
- * less CPU with these (bench/RESULTS.md, "The lead path").
+ * less CPU with these (bench/RESULTS.md, "The lead path against faf0218").
  */
 export class LeadIndexesAscending1764800000000 implements MigrationInterface {
   name = 'LeadIndexesAscending1764800000000';
