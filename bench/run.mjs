@@ -382,14 +382,16 @@ const spread = (values) => `${Math.min(...values).toFixed(3)}–${Math.max(...va
 /** Met only when the whole spread is at or above the bar; not met when all of it is below; else inconclusive. */
 function verdict(values, bar) {
   if (bar === undefined) return '';
-  if (Math.min(...values) >= bar) return `met (bar ${bar})`;
-  if (Math.max(...values) < bar) return `not met (bar ${bar})`;
-  return `inconclusive (the spread crosses the bar ${bar})`;
+  if (Math.min(...values) >= bar) return ` met (bar ${bar})`;
+  if (Math.max(...values) < bar) return ` not met (bar ${bar})`;
+  return ` inconclusive (the spread crosses the bar ${bar})`;
 }
 
 /** --against: the paired method of bench/RESULTS.md; prints each pair, the medians with their spread, and a block to paste. */
 async function compare(autocannon, scenarios, opts) {
   const method = opts.rounds >= PAIRS && opts.duration >= PAIR_SECONDS;
+  // A quick look gets no verdict: only the method's pairs can meet a bar.
+  const bar = method ? opts.bar : undefined;
   const other = opts.against;
   const started = `load average ${loadavg()
     .map((value) => value.toFixed(2))
@@ -423,8 +425,8 @@ async function compare(autocannon, scenarios, opts) {
             `${Math.round(p.against.cpuUs)} | ${p.rps.toFixed(3)} | ${p.cpu.toFixed(3)} | ${p.load} |`,
         ),
         '',
-        `**${scenario.title}**, this ÷ against: req/s **${median(rps).toFixed(3)}** (${spread(rps)}) ${verdict(rps, opts.bar)}; ` +
-          `CPU per request (against ÷ this) ${median(cpu).toFixed(3)} (${spread(cpu)}) ${verdict(cpu, opts.bar)}.`,
+        `**${scenario.title}**, this ÷ against: req/s **${median(rps).toFixed(3)}** (${spread(rps)})${verdict(rps, bar)}; ` +
+          `CPU per request (against ÷ this) ${median(cpu).toFixed(3)} (${spread(cpu)})${verdict(cpu, bar)}.`,
       ].join('\n'),
     );
   }
