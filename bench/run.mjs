@@ -1,15 +1,18 @@
 // Side-by-side benchmarks of the service against the bare baseline (bench/baseline.mjs), with autocannon.
 // Usage (after `npm run build`): node bench/run.mjs [--duration 10] [--rounds 3] [--connections 50] [--warmup 1]
-//                                                  [--only lead,health] [--out bench/RESULTS.md] [--against FILE]
-// --against FILE: each round starts dist/server.mjs and FILE (another build of the service) together on CPU 0 and loads
-// both at once, so that they share the core and the machine's drift alike; prints each round's req/s, p99 and the ratio
-// FILE/service, and writes nothing. For A/B tests of a change on a machine whose speed drifts by ±30% within minutes.
+//                                                  [--only lead,health] [--out bench/RESULTS.md]
+//        node bench/run.mjs --against FILE [--bar 0.95] [--only lead] [--rounds 5] [--duration 20] [--warmup 3]
+// --against FILE (another build's dist/server.mjs): the paired method of bench/RESULTS.md ("Method"), and nothing
+// written: per pair, this build and FILE one after the other (the first of each pair alternating), each a fresh process
+// on CPU 0 alone; each pair's ratio this ÷ FILE of req/s and of CPU time per request, the medians with their spread
+// (min–max) and, with --bar, the verdict: met, not met, or inconclusive when the spread crosses the bar. Prints a
+// Markdown block for bench/RESULTS.md. Defaults there: 5 pairs of 20 s after 3 s of warm-up, fewer is not the method.
 // SQLite by default; with TEST_DATABASE_URL the service runs on PostgreSQL (the baseline always stays on SQLite).
 // The lead scenario also runs the baseline with GROUP_COMMIT=1 (one commit per event-loop turn, as the service does).
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { freePort } from '../scripts/free-port.mjs';
-import { cpus, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, URLSearchParams } from 'node:url';
 import { performance } from 'node:perf_hooks';
@@ -24,6 +27,10 @@ const BASELINE = join(ROOT, 'bench/baseline.mjs');
 const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 const HEALTH_TIMEOUT_MS = 30_000;
 
+/** The paired method (bench/RESULTS.md, "Method"): at least this many pairs, of at least this many seconds. */
+const PAIRS = 5;
+const PAIR_SECONDS = 20;
+
 const JSON_HEADERS = { 'content-type': 'application/json' };
 const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' };
 
@@ -31,10 +38,21 @@ const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/j
 // Options
 
 function parseArgs(argv) {
-  const options = { duration: 10, rounds: 3, connections: 50, warmup: 1, only: undefined, out: join(ROOT, 'bench/RESULTS.md'), against: undefined };
+  const options = {
+    duration: 10,
+    rounds: 3,
+    connections: 50,
+    warmup: 1,
+    only: undefined,
+    out: join(ROOT, 'bench/RESULTS.md'),
+    against: undefined,
+    bar: undefined,
+  };
+  const given = new Set();
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = argv[i].split('=', 2);
     const value = () => inline ?? argv[++i];
+    given.add(flag);
     switch (flag) {
       case '--duration':
       case '--rounds':
@@ -56,9 +74,20 @@ function parseArgs(argv) {
       case '--against':
         options.against = resolve(value());
         break;
+      case '--bar':
+        options.bar = Number(value());
+        if (!(options.bar > 0)) throw new Error('--bar needs a positive ratio, such as 0.95');
+        break;
       default:
         throw new Error(`Unknown option ${argv[i]}; see the head of bench/run.mjs`);
     }
+  }
+  if (options.against) {
+    // The method of bench/RESULTS.md unless told otherwise (then the output says it is not the method).
+    if (!given.has('--rounds')) options.rounds = PAIRS;
+    if (!given.has('--duration')) options.duration = PAIR_SECONDS;
+    if (!given.has('--warmup')) options.warmup = 3;
+    if (!given.has('--only')) options.only = ['lead'];
   }
   return options;
 }
@@ -144,7 +173,14 @@ async function startServer(kind, script = kind === 'service' ? SERVICE : BASELIN
     rmSync(dataDir, { recursive: true, force: true });
     return { peakRssMb, stderr };
   };
-  return { base, healthyMs, stop };
+  // taskset execs node, so the pid is the server's own.
+  return { base, healthyMs, stop, pid: child.pid };
+}
+
+/** CPU time (user + system, ms) a process has used: /proc/PID/stat's utime and stime, in clock ticks of 10 ms. */
+function cpuMs(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 /** VmHWM: the peak resident set size of the process, in MB. */
@@ -322,41 +358,90 @@ async function measure(autocannon, scenario, kind, opts) {
   }
 }
 
-/** --against: the service and another build on one core, loaded at once; returns [service, other] req/s and p99 (ms). */
-async function measurePair(autocannon, scenario, opts) {
-  const servers = [];
+/** One side of a pair: a fresh process on CPU 0 alone, loaded after its warm-up; req/s, p99 and CPU µs per request. */
+async function measureAlone(autocannon, scenario, kind, script, opts) {
+  const server = await startServer(kind, script);
   try {
-    // One push each: a candidate that fails to start must not leave the started service running.
-    servers.push(await startServer('service'));
-    servers.push(await startServer('candidate', opts.against));
-    const loads = [];
-    for (const [index, server] of servers.entries()) loads.push(await prepareLoad(scenario, index ? 'candidate' : 'service', server, opts));
-    if (opts.warmup > 0) await Promise.all(loads.map((load) => runLoad(autocannon, { ...load, duration: opts.warmup })));
-    const results = await Promise.all(loads.map((load) => runLoad(autocannon, { ...load, duration: opts.duration })));
-    for (const result of results) if (result.non2xx || result.errors) throw new Error(`${scenario.name}: ${result.non2xx} non-2xx, ${result.errors} errors`);
-    return results.map((result) => ({ rps: result.requests.average, p99: result.latency.p99 }));
+    const load = await prepareLoad(scenario, kind, server, opts);
+    if (opts.warmup > 0) await runLoad(autocannon, { ...load, duration: opts.warmup });
+    const cpuBefore = cpuMs(server.pid);
+    const result = await runLoad(autocannon, { ...load, duration: opts.duration });
+    const cpu = cpuMs(server.pid) - cpuBefore;
+    if (result.non2xx || result.errors || result.timeouts)
+      throw new Error(`${kind} ${scenario.name}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`);
+    return { rps: result.requests.average, p99: result.latency.p99, cpuUs: (1000 * cpu) / result.requests.total };
   } finally {
-    for (const server of servers) await server.stop();
+    const { stderr } = await server.stop();
+    if (stderr.trim()) console.error(`[${kind} stderr]\n${stderr.trim().slice(-1000)}`);
   }
 }
 
+const load1 = () => loadavg()[0].toFixed(2);
+const spread = (values) => `${Math.min(...values).toFixed(3)}–${Math.max(...values).toFixed(3)}`;
+
+/** Met only when the whole spread is at or above the bar; not met when all of it is below; else inconclusive. */
+function verdict(values, bar) {
+  if (bar === undefined) return '';
+  if (Math.min(...values) >= bar) return ` met (bar ${bar})`;
+  if (Math.max(...values) < bar) return ` not met (bar ${bar})`;
+  return ` inconclusive (the spread crosses the bar ${bar})`;
+}
+
+/** --against: the paired method of bench/RESULTS.md; prints each pair, the medians with their spread, and a block to paste. */
 async function compare(autocannon, scenarios, opts) {
+  const method = opts.rounds >= PAIRS && opts.duration >= PAIR_SECONDS;
+  // A quick look gets no verdict: only the method's pairs can meet a bar.
+  const bar = method ? opts.bar : undefined;
+  const other = opts.against;
+  const started = `load average ${loadavg()
+    .map((value) => value.toFixed(2))
+    .join(', ')}`;
+  const blocks = [];
   for (const scenario of scenarios) {
-    const ratios = [];
-    const p99s = { service: [], other: [] };
-    for (let round = 1; round <= opts.rounds; round++) {
-      const [service, other] = await measurePair(autocannon, scenario, opts);
-      ratios.push(other.rps / service.rps);
-      p99s.service.push(service.p99);
-      p99s.other.push(other.p99);
-      console.log(
-        `round ${round}/${opts.rounds} ${scenario.name.padEnd(14)} service ${Math.round(service.rps)} req/s p99 ${service.p99} ms  ` +
-          `${opts.against} ${Math.round(other.rps)} req/s p99 ${other.p99} ms  ratio ${(other.rps / service.rps).toFixed(3)}`,
+    const pairs = [];
+    for (let pair = 1; pair <= opts.rounds; pair++) {
+      const loadBefore = load1();
+      // The first of each pair alternates, so that neither side always gets the warmer (or the busier) moment.
+      const order = pair % 2 ? ['this', 'against'] : ['against', 'this'];
+      const m = {};
+      for (const side of order) m[side] = await measureAlone(autocannon, scenario, side, side === 'this' ? SERVICE : other, opts);
+      const row = { pair, first: order[0], ...m, rps: m.this.rps / m.against.rps, cpu: m.against.cpuUs / m.this.cpuUs, load: `${loadBefore} → ${load1()}` };
+      pairs.push(row);
+      console.error(
+        `pair ${pair}/${opts.rounds} ${scenario.name}: this ${Math.round(m.this.rps)} req/s, p99 ${m.this.p99} ms, ${Math.round(m.this.cpuUs)} µs CPU/request; ` +
+          `against ${Math.round(m.against.rps)} req/s, p99 ${m.against.p99} ms, ${Math.round(m.against.cpuUs)} µs CPU/request; ` +
+          `this ÷ against: req/s ${row.rps.toFixed(3)}, CPU ${row.cpu.toFixed(3)} (load ${row.load})`,
       );
     }
-    console.log(`${scenario.name}: median ratio ${median(ratios).toFixed(3)} (${ratios.map((r) => r.toFixed(3)).join(' / ')})`);
-    console.log(`${scenario.name}: median p99 service ${median(p99s.service)} ms, ${opts.against} ${median(p99s.other)} ms`);
+    const rps = pairs.map((p) => p.rps);
+    const cpu = pairs.map((p) => p.cpu);
+    blocks.push(
+      [
+        `| pair | first | this req/s | against req/s | this p99 ms | against p99 ms | this CPU µs/req | against CPU µs/req | req/s ratio | CPU ratio | load 1 min |`,
+        '|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|---|',
+        ...pairs.map(
+          (p) =>
+            `| ${p.pair} | ${p.first} | ${Math.round(p.this.rps)} | ${Math.round(p.against.rps)} | ${p.this.p99} | ${p.against.p99} | ${Math.round(p.this.cpuUs)} | ` +
+            `${Math.round(p.against.cpuUs)} | ${p.rps.toFixed(3)} | ${p.cpu.toFixed(3)} | ${p.load} |`,
+        ),
+        '',
+        `**${scenario.title}**, this ÷ against: req/s **${median(rps).toFixed(3)}** (${spread(rps)})${verdict(rps, bar)}; ` +
+          `CPU per request (against ÷ this) ${median(cpu).toFixed(3)} (${spread(cpu)})${verdict(cpu, bar)}.`,
+      ].join('\n'),
+    );
   }
+  const database = process.env.TEST_DATABASE_URL ? 'PostgreSQL (TEST_DATABASE_URL)' : 'SQLite';
+  process.stdout.write(
+    [
+      `\`node bench/run.mjs ${process.argv.slice(2).join(' ')}\`, ${new Date().toISOString()}: this = ${SERVICE}, against = ${other}; ` +
+        `${opts.rounds} pairs of ${opts.duration} s after ${opts.warmup} s of warm-up, ${opts.connections} connections, ${database}; Node ${process.version}, ` +
+        `${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}${hasTaskset ? ', servers on CPU 0, autocannon on the others' : ', not pinned'}; ` +
+        `${started} at the start, ${load1()} at the end.${method ? '' : ` **Not the method of bench/RESULTS.md (at least ${PAIRS} pairs of ${PAIR_SECONDS} s): a quick look only.**`}`,
+      '',
+      ...blocks,
+      '',
+    ].join('\n'),
+  );
 }
 
 function median(values) {

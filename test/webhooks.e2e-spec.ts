@@ -4,7 +4,7 @@ import { Webhook } from 'standardwebhooks';
 import { WebhookResolver } from '../src/webhooks/webhook-tokens.js';
 import { expectContract } from './support/contract.js';
 import { operatorToken } from './support/operator-token.js';
-import { startTestApp, TestApp } from './support/test-app.js';
+import { ON_POSTGRES, startTestApp, TestApp } from './support/test-app.js';
 import { ReceivedWebhook, WebhookReceiver } from './support/webhook-receiver.js';
 
 /**
@@ -196,6 +196,23 @@ describe('webhooks', () => {
         response_body: null,
         next_attempt_at: null,
       });
+    });
+
+    it('writes a lead message only while an endpoint could get it on SQLite, always on PostgreSQL', async () => {
+      const messagesOf = async (id: string) => ((await t.dataSource.query(`SELECT id FROM webhook_messages WHERE lead_id = '${id}'`)) as unknown[]).length;
+      // SQLite serves one instance, which knows that no endpoint exists; on PostgreSQL another instance may have made one.
+      const withoutEndpoint = ON_POSTGRES ? 1 : 0;
+      expect(await messagesOf((await lead('Antes')).id)).toBe(withoutEndpoint);
+
+      const endpoint = await create();
+      const stored = await lead('Durante');
+      expect(await messagesOf(stored.id)).toBe(1);
+      const [delivery] = await receiver.waitFor(1);
+      expect(verify(endpoint.secret, delivery)).toMatchObject({ data: { id: stored.id } });
+
+      await call('delete', `/api/v1/webhooks/${endpoint.id}`);
+      expect(await messagesOf((await lead('Depois')).id)).toBe(withoutEndpoint);
+      expect(receiver.received).toHaveLength(1);
     });
 
     it('retries a failing receiver with the same webhook-id, signing each attempt afresh, and logs every attempt', async () => {
