@@ -39,6 +39,7 @@ function postedBy(script: string, values: Record<string, string>): Record<string
       currentScript: null,
       readyState: 'complete',
       querySelectorAll: () => [form],
+      querySelector: () => null,
       createElement: element,
       documentElement: element(),
       title: '',
