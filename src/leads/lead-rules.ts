@@ -24,6 +24,22 @@ export const FORBIDDEN_MULTILINE_CHARACTER = new RegExp(`[${FORBIDDEN_MULTILINE}
 const BLANK = String.raw`\s\p{Cf}\p{M}\p{Default_Ignorable_Code_Point}\u2800\uFFFC`;
 export const VISIBLE_CHARACTER = new RegExp(`[^${BLANK}]`, 'u');
 
+/**
+ * A consent wording is hashed to name it (legal-bases.ts), so two that look the same must be the same text. It may hold
+ * no invisible character: format characters (ZWSP U+200B, U+2060, U+FEFF inside the text, the soft hyphen, bidi
+ * controls) and the other default-ignorable code points (Hangul fillers, U+180E), except ZWNJ and ZWJ where they change
+ * what is shown: after an emoji (👩‍💻) or after a letter of a script that uses them (Arabic, Persian, Indic), not
+ * Latin, Greek or Cyrillic. Variation selectors and U+034F are marks, counted by CONSENT_MARK_RUN.
+ */
+const JOINS_HERE = String.raw`[\p{Extended_Pictographic}\p{Emoji_Modifier}\uFE0F]|(?![\p{sc=Latin}\p{sc=Greek}\p{sc=Cyrillic}\p{sc=Zyyy}\p{sc=Zinh}])[\p{L}\p{M}]`;
+export const CONSENT_INVISIBLE_CHARACTER = new RegExp(
+  String.raw`(?![\u200C\u200D\p{M}])[\p{Cf}\p{Default_Ignorable_Code_Point}]|(?<!${JOINS_HERE})[\u200C\u200D]`,
+  'u',
+);
+/** Combining marks a consent wording's character may carry (in NFC): Vietnamese needs two, Indic and Tibetan stacks a few. */
+export const CONSENT_MAX_MARKS = 4;
+export const CONSENT_MARK_RUN = new RegExp(String.raw`\p{M}{${CONSENT_MAX_MARKS + 1}}`, 'u');
+
 const EMAIL_LOCAL = String.raw`[\p{L}\p{M}\p{N}!#$%&'*+/=?^_` + '`' + String.raw`{|}~-]+`;
 const DOMAIN_LABEL = String.raw`[\p{L}\p{M}\p{N}](?:[\p{L}\p{M}\p{N}-]{0,61}[\p{L}\p{M}\p{N}])?`;
 /**

@@ -18,6 +18,9 @@ import {
 } from './legal-bases.js';
 import {
   codePointLength,
+  CONSENT_INVISIBLE_CHARACTER,
+  CONSENT_MARK_RUN,
+  CONSENT_MAX_MARKS,
   EMAIL_LOCAL_PART_MAX_OCTETS,
   FORBIDDEN_MULTILINE_CHARACTER,
   fieldFailure,
@@ -152,10 +155,22 @@ function checkConsentText(value: unknown, legalBases: LegalBasisInput[] | undefi
   // A string has at least as many UTF-16 units as code points: only a longer one needs counting.
   if (text.length > CONSENT_TEXT_MAX && codePointLength(text) > CONSENT_TEXT_MAX)
     return fail('too_long', `consent_text must have at most ${CONSENT_TEXT_MAX} characters after trimming.`);
+  // Two wordings that look alike must hash alike: no invisible characters, no pile of marks on one character.
+  if (CONSENT_INVISIBLE_CHARACTER.test(text))
+    return fail(
+      'invalid_characters',
+      'consent_text contains an invisible character (a zero-width space or joiner, a word joiner, U+FEFF, a soft hyphen or another format character): it would make two wordings that look the same count as different. Remove it.',
+    );
+  const nfc = text.normalize('NFC');
+  if (CONSENT_MARK_RUN.test(nfc))
+    return fail(
+      'invalid_characters',
+      `consent_text has a character with more than ${CONSENT_MAX_MARKS} combining marks (accents) on it: such a pile looks like fewer marks, so two wordings that look the same would count as different.`,
+    );
   if (legalBases && !legalBases.some((basis) => basis.type === 'consent')) {
     return fail('invalid_value', 'consent_text is the wording of a consent: send it with a legal_bases entry of type consent.');
   }
-  return text.normalize('NFC');
+  return nfc;
 }
 
 function checkContext(value: unknown, errors: FieldError[]): LeadContext | undefined {
@@ -187,7 +202,9 @@ function contextDetail(member: ContextMember, failure: FieldErrorCode): string {
     case 'too_short':
       return `context.${member} must not be blank; leave it out instead.`;
     case 'too_long':
-      return `context.${member} must have at most ${url ? CONTEXT_URL_MAX : CONTEXT_TEXT_MAX} characters after trimming.`;
+      return url
+        ? `context.${member} must have at most ${CONTEXT_URL_MAX} characters after trimming, and again once stored: without query and fragment, with its non-ASCII characters percent-encoded (up to 12 characters each).`
+        : `context.${member} must have at most ${CONTEXT_TEXT_MAX} characters after trimming.`;
     case 'scheme_not_allowed':
       return `context.${member} must be an http or https URL.`;
     default:
