@@ -10,6 +10,7 @@ import { Webhooks1764400000000 } from './1764400000000-webhooks.js';
 import { ConsentAndContext1764500000000 } from './1764500000000-consent-and-context.js';
 import { DataSubjectRequests1764600000000 } from './1764600000000-data-subject-requests.js';
 import { AgentRefreshTokens1764700000000 } from './1764700000000-agent-refresh-tokens.js';
+import { CompatibilityAddresses1764850000000 } from './1764850000000-compatibility-addresses.js';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -22,4 +23,5 @@ export const MIGRATIONS = [
   ConsentAndContext1764500000000,
   DataSubjectRequests1764600000000,
   AgentRefreshTokens1764700000000,
+  CompatibilityAddresses1764850000000,
 ];

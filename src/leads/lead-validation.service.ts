@@ -18,6 +18,8 @@ import {
 } from './legal-bases.js';
 import {
   codePointLength,
+  compatibilityCharacter,
+  compatibilityDetail,
   CONSENT_INVISIBLE_CHARACTER,
   CONSENT_MARK_RUN,
   CONSENT_MAX_MARKS,
@@ -36,7 +38,7 @@ import {
 const EXTRA_MEMBERS = ['legal_bases', 'consent_text', 'context'] as const;
 const MEMBER_ORDER: readonly string[] = [...LEAD_FIELD_NAMES, ...EXTRA_MEMBERS];
 
-function describe(code: FieldErrorCode, field: LeadField, rule: LeadFieldRule): string {
+function describe(code: FieldErrorCode, field: LeadField, rule: LeadFieldRule, value: string): string {
   switch (code) {
     case 'required':
       return `${field} is required.`;
@@ -50,10 +52,13 @@ function describe(code: FieldErrorCode, field: LeadField, rule: LeadFieldRule): 
         : `${field} must have at least ${rule.min} characters after trimming, and a visible one among them.`;
     case 'too_long':
       return `${field} must have at most ${rule.max} characters after trimming.`;
-    default:
+    default: {
+      const variant = field === 'email' ? compatibilityCharacter(value.trim()) : undefined;
+      if (variant !== undefined) return compatibilityDetail('email', variant);
       return field === 'email'
         ? `email must be an address with one @, a local part of at most ${EMAIL_LOCAL_PART_MAX_OCTETS} bytes and a dotted domain name (not an IP address), like nome@empresa.com.br.`
         : `${field} must have at least 8 digits and may contain only digits, spaces and + - ( ) . characters.`;
+    }
   }
 }
 
@@ -71,7 +76,7 @@ export class LeadValidationService {
     for (const failure of validateSync(input)) {
       const field = failure.property as LeadField;
       const code = fieldFailure(field, body[field])!;
-      errors.push({ pointer: `/${field}`, code, detail: describe(code, field, LEAD_FIELDS[field]) });
+      errors.push({ pointer: `/${field}`, code, detail: describe(code, field, LEAD_FIELDS[field], body[field] as string) });
     }
     const legalBases = body.legal_bases === undefined ? undefined : checkLegalBases(body.legal_bases, errors);
     // A wording needs a consent entry: none when legal_bases is absent; unknown when it is malformed (reported already).
