@@ -1,4 +1,12 @@
-import { compatibilityCharacter, fieldFailure, foldEmail, normaliseEmail } from './lead-rules.js';
+import {
+  compatibilityCharacter,
+  CONSENT_INVISIBLE_CHARACTER,
+  CONSENT_MARK_RUN,
+  CONSENT_MAX_MARKS,
+  fieldFailure,
+  foldEmail,
+  normaliseEmail,
+} from './lead-rules.js';
 
 /** Every code point but the surrogates, as a one-character string. */
 function* everyCharacter(): Generator<string> {
@@ -42,5 +50,37 @@ describe('addresses with compatibility characters (issue 32)', () => {
 
   it('keeps the stored form of an ordinary address', () => {
     expect(normaliseEmail('  Jose\u0301@Exemplo.COM ')).toBe('José@exemplo.com');
+  });
+});
+
+describe('consent wordings: what two wordings that look the same may not differ by', () => {
+  it.each([
+    ['a zero-width space', 'Aceito\u200B receber'],
+    ['a word joiner', 'Aceito\u2060receber'],
+    ['U+FEFF inside', 'Aceito \uFEFFreceber'],
+    ['a soft hyphen', 'comuni\u00ADcações'],
+    ['a Hangul filler', 'Aceito \u3164receber'],
+    ['a joiner between Latin letters', 'Acei\u200Dto'],
+    ['a non-joiner between Latin letters', 'Acei\u200Cto'],
+    ['a joiner at the start', '\u200DAceito'],
+  ])('refuses %s', (_name, text) => {
+    expect(CONSENT_INVISIBLE_CHARACTER.test(text)).toBe(true);
+  });
+
+  it.each([
+    ['an emoji sequence', 'Eu 👩\u200D💻 aceito'],
+    ['a skin-toned emoji sequence', '👍🏽\u200D'],
+    ['Persian with its non-joiner', 'می\u200Cخواهم'],
+    ['Devanagari with its joiner', 'क्\u200Dष'],
+    ['plain Portuguese', 'Aceito receber comunicações.'],
+  ])('takes %s', (_name, text) => {
+    expect(CONSENT_INVISIBLE_CHARACTER.test(text)).toBe(false);
+  });
+
+  it(`refuses more than ${CONSENT_MAX_MARKS} combining marks on one character, and takes ${CONSENT_MAX_MARKS}`, () => {
+    expect(CONSENT_MARK_RUN.test(`x${'\u0336'.repeat(CONSENT_MAX_MARKS + 1)}`)).toBe(true);
+    expect(CONSENT_MARK_RUN.test(`x${'\u0336'.repeat(CONSENT_MAX_MARKS)} y\u0301`)).toBe(false);
+    // Vietnamese, decomposed: two marks on a letter.
+    expect(CONSENT_MARK_RUN.test('Vie\u0323\u0302t Nam')).toBe(false);
   });
 });
