@@ -11,6 +11,7 @@ import { ConsentAndContext1764500000000 } from './1764500000000-consent-and-cont
 import { DataSubjectRequests1764600000000 } from './1764600000000-data-subject-requests.js';
 import { AgentRefreshTokens1764700000000 } from './1764700000000-agent-refresh-tokens.js';
 import { LeadIndexesAscending1764800000000 } from './1764800000000-lead-indexes-ascending.js';
+import { CompatibilityAddresses1764850000000 } from './1764850000000-compatibility-addresses.js';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -24,4 +25,5 @@ export const MIGRATIONS = [
   DataSubjectRequests1764600000000,
   AgentRefreshTokens1764700000000,
   LeadIndexesAscending1764800000000,
+  CompatibilityAddresses1764850000000,
 ];

@@ -189,6 +189,22 @@ describe('consent and attribution on leads', () => {
       ['a blank wording', { legal_bases: [CONSENT], consent_text: ' \u200B ' }, [['/consent_text', 'too_short']]],
       ['a wording with a bidi override', { legal_bases: [CONSENT], consent_text: 'Aceito \u202E' }, [['/consent_text', 'invalid_characters']]],
       ['a wording that is not a string', { legal_bases: [CONSENT], consent_text: true }, [['/consent_text', 'invalid_type']]],
+      // Wordings are named by their hash: one that looks like another must not hash apart from it.
+      ['a wording with a zero-width space', { legal_bases: [CONSENT], consent_text: 'Aceito\u200B receber' }, [['/consent_text', 'invalid_characters']]],
+      ['a wording with a word joiner', { legal_bases: [CONSENT], consent_text: 'Aceito\u2060 receber' }, [['/consent_text', 'invalid_characters']]],
+      ['a wording with U+FEFF inside', { legal_bases: [CONSENT], consent_text: 'Aceito \uFEFFreceber' }, [['/consent_text', 'invalid_characters']]],
+      ['a wording with a soft hyphen', { legal_bases: [CONSENT], consent_text: 'comuni\u00ADcações' }, [['/consent_text', 'invalid_characters']]],
+      ['a wording with a joiner between Latin letters', { legal_bases: [CONSENT], consent_text: 'Acei\u200Dto' }, [['/consent_text', 'invalid_characters']]],
+      [
+        'a wording with a non-joiner between Latin letters',
+        { legal_bases: [CONSENT], consent_text: 'Acei\u200Cto' },
+        [['/consent_text', 'invalid_characters']],
+      ],
+      [
+        'a wording with five combining marks on a letter',
+        { legal_bases: [CONSENT], consent_text: 'Aceito\u0336\u0336\u0336\u0336\u0336 receber' },
+        [['/consent_text', 'invalid_characters']],
+      ],
       ['a context that is an array', { context: [] }, [['/context', 'invalid_type']]],
       ['a context that is a string', { context: 'google' }, [['/context', 'invalid_type']]],
       ['an unknown context member', { context: { utm_id: '1' } }, [['/context/utm_id', 'unknown_field']]],
@@ -196,6 +212,17 @@ describe('consent and attribution on leads', () => {
       ['a page_url that is javascript', { context: { page_url: 'javascript:alert(1)' } }, [['/context/page_url', 'scheme_not_allowed']]],
       ['a relative referrer', { context: { referrer: '/contato' } }, [['/context/referrer', 'invalid_url']]],
       ['a page_url of 2,049 characters', { context: { page_url: `https://exemplo.com.br/${long(2049 - 23)}` } }, [['/context/page_url', 'too_long']]],
+      // Within the bound as sent, past it as stored: each 😀 is 12 characters percent-encoded, each é 6.
+      [
+        'a page_url that percent-encoding takes past 2,048',
+        { context: { page_url: `https://exemplo.com.br/${'😀'.repeat(1000)}` } },
+        [['/context/page_url', 'too_long']],
+      ],
+      [
+        'a referrer that percent-encoding takes past 2,048',
+        { context: { referrer: `https://exemplo.com.br/${'é'.repeat(400)}` } },
+        [['/context/referrer', 'too_long']],
+      ],
       ['a utm_source of 257 characters', { context: { utm_source: long(257) } }, [['/context/utm_source', 'too_long']]],
       ['a blank utm_term', { context: { utm_term: '   ' } }, [['/context/utm_term', 'too_short']]],
       ['a number for gclid', { context: { gclid: 123 } }, [['/context/gclid', 'invalid_type']]],
@@ -220,6 +247,18 @@ describe('consent and attribution on leads', () => {
       }
       expect([await countLeads(t.dataSource), (await consentTexts()).length]).toEqual(before);
     });
+  });
+
+  it('stores a wording with the joiners scripts and emoji need and four marks on a letter, and a URL of 2,048 once encoded', async () => {
+    const wording = 'می\u200Cخواهم क्\u200Dष 👩\u200D💻 Ê\u0323\u0301\u0300\u0303';
+    const pageUrl = `https://exemplo.com.br/${'é'.repeat(337)}ppp`;
+    const stored = `https://exemplo.com.br/${'%C3%A9'.repeat(337)}ppp`;
+    expect(stored).toHaveLength(2048);
+    const res = await post('/api/v1/lead', { ...MINIMAL, legal_bases: [CONSENT], consent_text: wording, context: { page_url: `${pageUrl}?q=1` } });
+    expect(res.status).toBe(201);
+    const lead = await read(res.body.id);
+    expect(lead.body.context.page_url).toBe(stored);
+    expect(lead.body.legal_bases[0].consent_text_sha256).toBe(sha256(wording.normalize('NFC')));
   });
 
   it('accepts a lead at every bound of the new members, in Portuguese, under the body limit', async () => {

@@ -1,5 +1,5 @@
 import { escapePointer } from '../body/strict-json.js';
-import { fieldFailure, foldEmail, normaliseEmail } from '../leads/lead-rules.js';
+import { compatibilityCharacter, compatibilityDetail, fieldFailure, foldEmail, normaliseEmail } from '../leads/lead-rules.js';
 import { validationFailed } from '../problem/app-error.js';
 import type { FieldError } from '../problem/error-catalog.js';
 
@@ -31,7 +31,8 @@ function parse(body: Record<string, unknown>, erasure: boolean): { email: string
     .filter((key) => !members.includes(key))
     .map((key) => ({ pointer: `/${escapePointer(key)}`, code: 'unknown_field', detail: `${key} is not a member of a data-subject request.` }));
   const failure = fieldFailure('email', body.email);
-  if (failure) errors.push({ pointer: '/email', code: failure, detail: DETAIL[failure] });
+  const variant = failure === 'invalid_format' ? compatibilityCharacter((body.email as string).trim()) : undefined;
+  if (failure) errors.push({ pointer: '/email', code: failure, detail: variant ? compatibilityDetail('email', variant) : DETAIL[failure] });
   if (body.dry_run !== undefined && typeof body.dry_run !== 'boolean' && erasure) {
     errors.push({ pointer: '/dry_run', code: 'invalid_type', detail: 'dry_run must be true (count what would be erased) or false.' });
   }

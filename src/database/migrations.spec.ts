@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { readdirSync } from 'node:fs';
+import { Logger } from '@nestjs/common';
 import { DataSource, DataSourceOptions } from 'typeorm';
 import { LeadIndexesAscending1764800000000 } from '../../migrations/1764800000000-lead-indexes-ascending.js';
 import { MIGRATIONS } from '../../migrations/index.js';
@@ -119,5 +120,64 @@ describe.each(kinds)('1764800000000-lead-indexes-ascending on %s', (kind) => {
     await new LeadIndexesAscending1764800000000().up(again);
     await again.release();
     expect(await definitions()).toEqual(migrated);
+  });
+});
+
+describe.each(kinds)('1764850000000-compatibility-addresses on %s, over leads stored before it', (kind) => {
+  let database: TestDatabase;
+  let dataSource: DataSource;
+  let config: AppConfig;
+  const at = MIGRATIONS.findIndex((migration) => migration.name.endsWith('1764850000000'));
+
+  beforeAll(async () => {
+    database = await freshDatabase(kind);
+    config = loadConfig({ LOG_LEVEL: 'silent', ...database.env });
+    dataSource = await new DataSource({ ...dataSourceOptions(config), migrations: MIGRATIONS.slice(0, at) } as DataSourceOptions).initialize();
+  });
+  afterAll(async () => {
+    jest.restoreAllMocks();
+    await dataSource?.destroy();
+    await database.drop();
+  });
+
+  it('counts the leads whose address holds one, in its log line, keeps every address, and folds those to themselves', async () => {
+    await runMigrations(dataSource);
+    // As the service stored them before: NFC, domain lower-cased, email_folded lower-cased in full.
+    const emails = [
+      '\u03F4eo@exemplo.gr',
+      '\uFF2Bate@exemplo.com.br',
+      'ana\u00B2@exemplo.com.br',
+      'θeo@exemplo.gr',
+      'kate@exemplo.com.br',
+      'JOÃO@exemplo.com.br',
+      ...Array.from({ length: 600 }, (_, i) => `jo\u00E3o.${i}@exemplo.com.br`),
+      ...Array.from({ length: 2 }, (_, i) => `\uFF4A${i}@exemplo.com.br`),
+    ];
+    const sql = (index: number) => (kind === 'postgres' ? `$${index}` : '?');
+    const rows = emails.map((email) => [uuidv7(), email, email.normalize('NFC').toLowerCase()]);
+    for (let start = 0; start < rows.length; start += 100) {
+      const chunk = rows.slice(start, start + 100);
+      await dataSource.query(
+        `INSERT INTO leads (id, nome, email, email_folded, received_at) VALUES ${chunk.map((_, i) => `(${sql(4 * i + 1)}, 'x', ${sql(4 * i + 2)}, ${sql(4 * i + 3)}, ${sql(4 * i + 4)})`).join(', ')}`,
+        chunk.flatMap((row) => [...row, kind === 'postgres' ? new Date() : '2026-11-20 10:00:00.000']),
+      );
+    }
+    await dataSource.destroy();
+    const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    dataSource = await new DataSource(dataSourceOptions(config)).initialize();
+    await runMigrations(dataSource);
+    expect(warn.mock.calls.map(([message]) => String(message))).toEqual([
+      expect.stringMatching(/^5 stored leads have an e-mail address with a compatibility character/),
+    ]);
+    expect(JSON.stringify(warn.mock.calls)).not.toContain('exemplo');
+    const stored = (await dataSource.query('SELECT email, email_folded FROM leads')) as { email: string; email_folded: string }[];
+    expect(stored.map((row) => row.email).sort()).toEqual([...emails].sort());
+    expect(stored.filter((row) => row.email_folded !== foldEmail(row.email))).toEqual([]);
+    const folded = Object.fromEntries(stored.map((row) => [row.email, row.email_folded]));
+    expect([folded['\u03F4eo@exemplo.gr'], folded['θeo@exemplo.gr'], folded['\uFF2Bate@exemplo.com.br']]).toEqual([
+      '\u03F4eo@exemplo.gr',
+      'θeo@exemplo.gr',
+      '\uFF2Bate@exemplo.com.br',
+    ]);
   });
 });

@@ -1,7 +1,7 @@
 import { validationFailed, AppError } from '../problem/app-error.js';
 import { FieldError } from '../problem/error-catalog.js';
 import { escapePointer } from '../body/strict-json.js';
-import { codePointLength, EMAIL_FORMAT, FORBIDDEN_CHARACTER, normaliseEmail } from '../leads/lead-rules.js';
+import { codePointLength, compatibilityCharacter, compatibilityDetail, EMAIL_FORMAT, FORBIDDEN_CHARACTER, normaliseEmail } from '../leads/lead-rules.js';
 import { RegistrationType } from './agent-registration.entity.js';
 
 /** A registration, or (`refresh`) the next identity assertion of an existing one. */
@@ -97,6 +97,12 @@ function refreshRequest(body: Record<string, unknown>, errors: FieldError[]): Re
 function email(value: unknown, pointer: string, errors: FieldError[]): string | undefined {
   if (typeof value !== 'string') {
     errors.push({ pointer, code: 'invalid_type', detail: 'An e-mail address must be a string.' });
+    return undefined;
+  }
+  // Before NFC, which turns the Kelvin sign into K.
+  const variant = compatibilityCharacter(value.trim());
+  if (variant !== undefined) {
+    errors.push({ pointer, code: 'invalid_format', detail: compatibilityDetail('An e-mail address', variant) });
     return undefined;
   }
   const trimmed = value.trim().normalize('NFC');

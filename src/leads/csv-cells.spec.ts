@@ -20,25 +20,63 @@ describe('neutraliseFormula (CWE-1236)', () => {
     ['\uff0b1\uff0b1', "'\uff0b1\uff0b1"],
     ['\uff0d2', "'\uff0d2"],
     ['\uff20SUM(A1)', "'\uff20SUM(A1)"],
+    // The small forms, which NFKC folds to = + - @ as it does the fullwidth ones.
+    ["\ufe66cmd|' /C calc'!A0", "'\ufe66cmd|' /C calc'!A0"],
+    ['\ufe621\ufe621', "'\ufe621\ufe621"],
+    ['\ufe632+3', "'\ufe632+3"],
+    ['\ufe6bSUM(A1)', "'\ufe6bSUM(A1)"],
+    ['\u207a1', "'\u207a1"],
+    ['\u207ccmd', "'\u207ccmd"],
+    ['\u208a1', "'\u208a1"],
+    ['\u208ccmd', "'\u208ccmd"],
+    ['\u2a75cmd', "'\u2a75cmd"],
+    ['\u2a76cmd', "'\u2a76cmd"],
+    ['\ufb291', "'\ufb291"],
   ])('prefixes %j', (cell, expected) => {
     expect(neutraliseFormula(cell)).toBe(expected);
   });
 
-  it.each(['+5511987654321', '-3.5', '+0', '-42', '12.50', '', 'Maria', "'=already quoted", ' =1+1', 'a=1+1', 'maria@example.com', '5511-98765', '\n=1'])(
-    'keeps %j',
-    (cell) => {
-      expect(neutraliseFormula(cell)).toBe(cell);
-    },
-  );
+  it.each([
+    '+5511987654321',
+    '-3.5',
+    '+0',
+    '-42',
+    '12.50',
+    '',
+    'Maria',
+    "'=already quoted",
+    ' =1+1',
+    'a=1+1',
+    'maria@example.com',
+    '5511-98765',
+    '\n=1',
+    '\u2212 1',
+    '\u00e9=1',
+    '\ud83d',
+  ])('keeps %j', (cell) => {
+    expect(neutraliseFormula(cell)).toBe(cell);
+  });
 });
 
 describe('restoreFormula (an exported cell read back by leads import)', () => {
-  it.each(["=cmd|' /C calc'!A0", '+55 (11) 98765-4321', '-', '\uff1dcmd', '+5511987654321', 'Maria', '', "'", "'plain", ' =1+1'])(
-    'undoes neutraliseFormula on %j',
-    (cell) => {
-      expect(restoreFormula(neutraliseFormula(cell))).toBe(cell);
-    },
-  );
+  it.each([
+    "=cmd|' /C calc'!A0",
+    '+55 (11) 98765-4321',
+    '-',
+    '\uff1dcmd',
+    '\ufe66cmd',
+    '\ufe621',
+    '\ufe632',
+    '\ufe6bSUM(A1)',
+    '+5511987654321',
+    'Maria',
+    '',
+    "'",
+    "'plain",
+    ' =1+1',
+  ])('undoes neutraliseFormula on %j', (cell) => {
+    expect(restoreFormula(neutraliseFormula(cell))).toBe(cell);
+  });
 
   it.each(["'", "'plain", "'+5511987654321", "''=1"])('keeps %j, which no export neutralised', (cell) => {
     expect(restoreFormula(cell)).toBe(cell);

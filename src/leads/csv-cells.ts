@@ -1,9 +1,15 @@
 /**
  * Characters that make a spreadsheet read a cell as a formula (CWE-1236, OWASP "CSV injection"): = + - @, tab and
- * carriage return, and their fullwidth forms (＝ ＋ － ＠), which some spreadsheet apps fold to ASCII on import
- * (docs/decisions/0024-streamed-export.md).
+ * carriage return, and every character that Unicode compatibility normalisation (NFKC) turns into one of the four signs
+ * (fullwidth ＝ ＋ － ＠, small ﹦ ﹢ ﹣ ﹫, super- and subscript ⁺ ⁼ ₊ ₌, ⩵, ⩶, ﬩), which some spreadsheet apps and
+ * import steps apply (docs/decisions/0024-streamed-export.md).
  */
-const FORMULA_TRIGGERS = new Set(['=', '+', '-', '@', '\t', '\r', '\uff1d', '\uff0b', '\uff0d', '\uff20']);
+const FORMULA_TRIGGERS = new Set(['=', '+', '-', '@', '\t', '\r']);
+
+/** Whether a cell starting with `first` (one UTF-16 unit; every such form is in the BMP) is read as a formula. */
+function triggers(first: string): boolean {
+  return FORMULA_TRIGGERS.has(first) || (first > '\x7f' && FORMULA_TRIGGERS.has(first.normalize('NFKC')[0]));
+}
 
 /** An optional ASCII sign, ASCII digits and an optional decimal part: what a spreadsheet reads as a number, not a formula. */
 const PLAIN_NUMBER = /^[+-]?\d+(?:\.\d+)?$/;
@@ -13,7 +19,7 @@ const PLAIN_NUMBER = /^[+-]?\d+(?:\.\d+)?$/;
  * shows as text. Plain numbers stay as they are, so `telefone_e164` keeps its `+55…`.
  */
 export function neutraliseFormula(cell: string): string {
-  return cell.length > 0 && FORMULA_TRIGGERS.has(cell[0]) && !PLAIN_NUMBER.test(cell) ? `'${cell}` : cell;
+  return cell.length > 0 && triggers(cell[0]) && !PLAIN_NUMBER.test(cell) ? `'${cell}` : cell;
 }
 
 /** An exported cell read back (`leads import`): the `'` neutraliseFormula added is taken off again. */

@@ -29,7 +29,8 @@ export type ContextFailure = 'invalid_type' | 'invalid_characters' | 'too_short'
 
 /**
  * A context member's stored value, or why it has none. Bounds are checked on the trimmed text before a URL is parsed, so
- * the parser only ever sees at most CONTEXT_URL_MAX code points.
+ * the parser only ever sees at most CONTEXT_URL_MAX code points, and again on the URL as stored: percent-encoding (up to
+ * 12 characters for one code point) and Punycode make it longer than the text sent.
  */
 export function contextValue(member: ContextMember, value: unknown): { value: string } | { failure: ContextFailure } {
   if (typeof value !== 'string') return { failure: 'invalid_type' };
@@ -48,5 +49,6 @@ export function contextValue(member: ContextMember, value: unknown): { value: st
     return { failure: 'invalid_url' };
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return { failure: 'scheme_not_allowed' };
-  return { value: `${parsed.protocol}//${parsed.host}${parsed.pathname}` };
+  const stored = `${parsed.protocol}//${parsed.host}${parsed.pathname}`;
+  return stored.length > CONTEXT_URL_MAX ? { failure: 'too_long' } : { value: stored };
 }

@@ -570,6 +570,11 @@ describe('LeadInput: the contract and LeadValidationService agree', () => {
       ['email last label with a digit and a letter', { ...VALID, email: 'ana@exemplo.a1' }, true],
       ['email with a tag character', { ...VALID, email: 'ana\u{E0041}@exemplo.com' }, false],
       ['email with a bidi control', { ...VALID, email: 'ana\u202E@exemplo.com' }, false],
+      ['email with the Kelvin sign for K', { ...VALID, email: '\u212Aate@exemplo.com.br' }, false],
+      ['email with a fullwidth letter', { ...VALID, email: '\uFF4Bate@exemplo.com.br' }, false],
+      ['email with a ligature in the domain', { ...VALID, email: 'ana@\uFB01rma.com.br' }, false],
+      ['email with a superscript digit', { ...VALID, email: 'ana\u00B2@exemplo.com.br' }, false],
+      ['email decomposed (NFD) but without compatibility characters', { ...VALID, email: 'jo\u0061\u0303o@exemplo.com.br' }, true],
       ['email a number', { ...VALID, email: 1 }, false],
       // telefone 8..32, digits and + - ( ) . space
       ['telefone 7', { ...VALID, telefone: n(7, '1') }, false],

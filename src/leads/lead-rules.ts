@@ -24,6 +24,22 @@ export const FORBIDDEN_MULTILINE_CHARACTER = new RegExp(`[${FORBIDDEN_MULTILINE}
 const BLANK = String.raw`\s\p{Cf}\p{M}\p{Default_Ignorable_Code_Point}\u2800\uFFFC`;
 export const VISIBLE_CHARACTER = new RegExp(`[^${BLANK}]`, 'u');
 
+/**
+ * A consent wording is hashed to name it (legal-bases.ts), so two that look the same must be the same text. It may hold
+ * no invisible character: format characters (ZWSP U+200B, U+2060, U+FEFF inside the text, the soft hyphen, bidi
+ * controls) and the other default-ignorable code points (Hangul fillers, U+180E), except ZWNJ and ZWJ where they change
+ * what is shown: after an emoji (👩‍💻) or after a letter of a script that uses them (Arabic, Persian, Indic), not
+ * Latin, Greek or Cyrillic. Variation selectors and U+034F are marks, counted by CONSENT_MARK_RUN.
+ */
+const JOINS_HERE = String.raw`[\p{Extended_Pictographic}\p{Emoji_Modifier}\uFE0F]|(?![\p{sc=Latin}\p{sc=Greek}\p{sc=Cyrillic}\p{sc=Zyyy}\p{sc=Zinh}])[\p{L}\p{M}]`;
+export const CONSENT_INVISIBLE_CHARACTER = new RegExp(
+  String.raw`(?![\u200C\u200D\p{M}])[\p{Cf}\p{Default_Ignorable_Code_Point}]|(?<!${JOINS_HERE})[\u200C\u200D]`,
+  'u',
+);
+/** Combining marks a consent wording's character may carry (in NFC): Vietnamese needs two, Indic and Tibetan stacks a few. */
+export const CONSENT_MAX_MARKS = 4;
+export const CONSENT_MARK_RUN = new RegExp(String.raw`\p{M}{${CONSENT_MAX_MARKS + 1}}`, 'u');
+
 const EMAIL_LOCAL = String.raw`[\p{L}\p{M}\p{N}!#$%&'*+/=?^_` + '`' + String.raw`{|}~-]+`;
 const DOMAIN_LABEL = String.raw`[\p{L}\p{M}\p{N}](?:[\p{L}\p{M}\p{N}-]{0,61}[\p{L}\p{M}\p{N}])?`;
 /**
@@ -88,9 +104,39 @@ export function normaliseField(name: LeadField, value: string): string {
  * The case-insensitive form of an address: stored beside it (`email_folded`, indexed) and applied to the read API's
  * `email` filter, so both sides fold alike. NFC, then JavaScript's full Unicode lower-casing (SQLite's lower() folds
  * ASCII only). migrations/1764300000000-lead-read-columns.ts holds a copy for the rows stored before it.
+ *
+ * An address with a compatibility character (refused since issue 32; only a lead or registration stored before can
+ * hold one) folds to itself, its domain lower-cased as the service stores it: lower-casing would make U+03F4 ϴ the θ
+ * of another person's address, so such an address matches only itself. migrations/1764850000000-compatibility-
+ * addresses.ts holds a copy for the rows stored before.
  */
 export function foldEmail(email: string): string {
-  return email.normalize('NFC').toLowerCase();
+  const nfc = email.normalize('NFC');
+  if (compatibilityCharacter(nfc) === undefined) return nfc.toLowerCase();
+  const at = nfc.lastIndexOf('@');
+  return nfc.slice(0, at) + nfc.slice(at).toLowerCase();
+}
+
+const ASCII_ONLY = /^\p{ASCII}*$/u;
+
+/**
+ * The first character of `text` that Unicode normalisation (NFKC) replaces with another, or undefined: the fullwidth
+ * ｋ, the ligature ﬁ, the long s ſ, superscripts, and the characters NFC itself replaces, like U+212A KELVIN SIGN
+ * (which becomes K). An address written with one looks like, and folds into, another person's address
+ * (`Kate@…` with the Kelvin sign is `kate@…`), so every surface refuses it (docs/decisions/0002-lead-fields-and-normalisation.md).
+ * Per character, so the rule of issue 32 (NFKC differs from NFC) holds and the canonical singletons NFC hides are caught.
+ */
+export function compatibilityCharacter(text: string): string | undefined {
+  if (ASCII_ONLY.test(text)) return undefined;
+  for (const character of text) if (character.normalize('NFKC') !== character) return character;
+  return undefined;
+}
+
+/** Why an address with a compatibility character is refused, in plain words, for a problem's detail. */
+export function compatibilityDetail(name: string, character: string): string {
+  const code = `U+${character.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+  const plain = character.normalize('NFKC');
+  return `${name} contains "${character}" (${code}), a variant form of "${plain}": an address written with it looks like another person's address. Write "${plain}" instead.`;
 }
 
 /** Why a value breaks its field's rules, the most basic reason first; undefined when it keeps them all. */
@@ -106,7 +152,7 @@ export function fieldFailure(name: LeadField, value: unknown): LeadFieldFailure 
   if (length > rule.max) return 'too_long';
   // Bounds first: a format pattern only ever sees trimmed text within the field's bound.
   if (rule.format && !rule.format.test(text)) return 'invalid_format';
-  if (name === 'email' && localPartTooLong(text)) return 'invalid_format';
+  if (name === 'email' && (localPartTooLong(text) || compatibilityCharacter(text) !== undefined)) return 'invalid_format';
   return undefined;
 }
 

@@ -18,6 +18,11 @@ import {
 } from './legal-bases.js';
 import {
   codePointLength,
+  compatibilityCharacter,
+  compatibilityDetail,
+  CONSENT_INVISIBLE_CHARACTER,
+  CONSENT_MARK_RUN,
+  CONSENT_MAX_MARKS,
   EMAIL_LOCAL_PART_MAX_OCTETS,
   FORBIDDEN_MULTILINE_CHARACTER,
   fieldFailure,
@@ -33,7 +38,7 @@ import {
 const EXTRA_MEMBERS = ['legal_bases', 'consent_text', 'context'] as const;
 const MEMBER_ORDER: readonly string[] = [...LEAD_FIELD_NAMES, ...EXTRA_MEMBERS];
 
-function describe(code: FieldErrorCode, field: LeadField, rule: LeadFieldRule): string {
+function describe(code: FieldErrorCode, field: LeadField, rule: LeadFieldRule, value: string): string {
   switch (code) {
     case 'required':
       return `${field} is required.`;
@@ -47,10 +52,13 @@ function describe(code: FieldErrorCode, field: LeadField, rule: LeadFieldRule): 
         : `${field} must have at least ${rule.min} characters after trimming, and a visible one among them.`;
     case 'too_long':
       return `${field} must have at most ${rule.max} characters after trimming.`;
-    default:
+    default: {
+      const variant = field === 'email' ? compatibilityCharacter(value.trim()) : undefined;
+      if (variant !== undefined) return compatibilityDetail('email', variant);
       return field === 'email'
         ? `email must be an address with one @, a local part of at most ${EMAIL_LOCAL_PART_MAX_OCTETS} bytes and a dotted domain name (not an IP address), like nome@empresa.com.br.`
         : `${field} must have at least 8 digits and may contain only digits, spaces and + - ( ) . characters.`;
+    }
   }
 }
 
@@ -68,7 +76,7 @@ export class LeadValidationService {
     for (const failure of validateSync(input)) {
       const field = failure.property as LeadField;
       const code = fieldFailure(field, body[field])!;
-      errors.push({ pointer: `/${field}`, code, detail: describe(code, field, LEAD_FIELDS[field]) });
+      errors.push({ pointer: `/${field}`, code, detail: describe(code, field, LEAD_FIELDS[field], body[field] as string) });
     }
     const legalBases = body.legal_bases === undefined ? undefined : checkLegalBases(body.legal_bases, errors);
     // A wording needs a consent entry: none when legal_bases is absent; unknown when it is malformed (reported already).
@@ -152,10 +160,22 @@ function checkConsentText(value: unknown, legalBases: LegalBasisInput[] | undefi
   // A string has at least as many UTF-16 units as code points: only a longer one needs counting.
   if (text.length > CONSENT_TEXT_MAX && codePointLength(text) > CONSENT_TEXT_MAX)
     return fail('too_long', `consent_text must have at most ${CONSENT_TEXT_MAX} characters after trimming.`);
+  // Two wordings that look alike must hash alike: no invisible characters, no pile of marks on one character.
+  if (CONSENT_INVISIBLE_CHARACTER.test(text))
+    return fail(
+      'invalid_characters',
+      'consent_text contains an invisible character (a zero-width space or joiner, a word joiner, U+FEFF, a soft hyphen or another format character): it would make two wordings that look the same count as different. Remove it.',
+    );
+  const nfc = text.normalize('NFC');
+  if (CONSENT_MARK_RUN.test(nfc))
+    return fail(
+      'invalid_characters',
+      `consent_text has a character with more than ${CONSENT_MAX_MARKS} combining marks (accents) on it: such a pile looks like fewer marks, so two wordings that look the same would count as different.`,
+    );
   if (legalBases && !legalBases.some((basis) => basis.type === 'consent')) {
     return fail('invalid_value', 'consent_text is the wording of a consent: send it with a legal_bases entry of type consent.');
   }
-  return text.normalize('NFC');
+  return nfc;
 }
 
 function checkContext(value: unknown, errors: FieldError[]): LeadContext | undefined {
@@ -187,7 +207,9 @@ function contextDetail(member: ContextMember, failure: FieldErrorCode): string {
     case 'too_short':
       return `context.${member} must not be blank; leave it out instead.`;
     case 'too_long':
-      return `context.${member} must have at most ${url ? CONTEXT_URL_MAX : CONTEXT_TEXT_MAX} characters after trimming.`;
+      return url
+        ? `context.${member} must have at most ${CONTEXT_URL_MAX} characters after trimming, and again once stored: without query and fragment, with its non-ASCII characters percent-encoded (up to 12 characters each).`
+        : `context.${member} must have at most ${CONTEXT_TEXT_MAX} characters after trimming.`;
     case 'scheme_not_allowed':
       return `context.${member} must be an http or https URL.`;
     default:

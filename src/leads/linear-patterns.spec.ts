@@ -46,6 +46,8 @@ describe('regular expressions are linear', () => {
 
   it('finds the lead rules', () => {
     expect(leadRulePatterns.map(([name]) => name).sort()).toEqual([
+      'CONSENT_INVISIBLE_CHARACTER',
+      'CONSENT_MARK_RUN',
       'EMAIL_FORMAT',
       'FORBIDDEN_CHARACTER',
       'FORBIDDEN_MULTILINE_CHARACTER',

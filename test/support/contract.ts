@@ -31,6 +31,13 @@ ajv.addKeyword({
   schemaType: 'number',
   validate: (max: number, email: string) => Buffer.byteLength(email.trim().slice(0, Math.max(0, email.trim().lastIndexOf('@')))) <= max,
 });
+// And that no character of it is one Unicode normalisation (NFKC) replaces: the fullwidth ｋ, the Kelvin sign K.
+ajv.addKeyword({
+  keyword: 'x-no-compatibility-characters',
+  type: 'string',
+  schemaType: 'boolean',
+  validate: (refused: boolean, email: string) => !refused || [...email.trim()].every((character) => character.normalize('NFKC') === character),
+});
 ajv.addSchema({ ...CONTRACT, $id: 'contract' }, 'contract');
 
 // A literal path before a templated one that also matches it (/api/v1/leads/export before /api/v1/leads/{id}), as the router tries them.
