@@ -4,9 +4,11 @@
 // (scripts/build.mjs) writes the stamp last, dated when it started, so an interrupted build leaves none and a file saved
 // while it ran counts as newer. A folder's own time changes when an entry is added, removed or renamed, so deletions
 // count too.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { constants } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout } from 'node:timers';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -57,13 +59,53 @@ export function staleReason(root = ROOT) {
   return undefined;
 }
 
+const BUILD = [process.execPath, ['scripts/build.mjs']];
+const announce = (reason) => console.error(`Building first (npm run build, 15–20 s on a quiet machine, longer on a busy one): ${reason}.`);
+
 /** Runs `npm run build` when staleReason() gives a reason; exits the process when the build fails. */
 export function buildIfStale() {
   const reason = staleReason();
   if (!reason) return;
-  console.error(`Building first (npm run build, 15–20 s on a quiet machine, longer on a busy one): ${reason}.`);
-  const build = spawnSync(process.execPath, ['scripts/build.mjs'], { cwd: ROOT, stdio: 'inherit' });
+  announce(reason);
+  const build = spawnSync(...BUILD, { cwd: ROOT, stdio: 'inherit' });
   if (build.status !== 0) process.exit(build.status ?? 1);
+}
+
+/**
+ * buildIfStale() for `npm start`, which a supervisor may stop during a first build: the build runs in a process group
+ * of its own, which SIGINT or SIGTERM to this process ends whole (tsc and the other steps are its children; before,
+ * they went on under init), saying so. Exits the process when the build fails or is stopped.
+ */
+export async function buildIfStaleStoppable() {
+  const reason = staleReason();
+  if (!reason) return;
+  announce(reason);
+  const build = spawn(...BUILD, { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'], detached: true });
+  const killGroup = (signal) => {
+    try {
+      process.kill(-build.pid, signal);
+    } catch {
+      // the whole group has ended
+    }
+  };
+  let stoppedBy;
+  const stop = (signal) => {
+    // a signal to the whole group comes again from npm a moment later
+    if (stoppedBy) return;
+    stoppedBy = signal;
+    killGroup('SIGTERM');
+    setTimeout(() => killGroup('SIGKILL'), 3000).unref();
+  };
+  process.on('SIGINT', stop).on('SIGTERM', stop);
+  const status = await new Promise((resolve) => build.on('exit', (code) => resolve(code ?? 1)));
+  process.off('SIGINT', stop).off('SIGTERM', stop);
+  if (stoppedBy) {
+    killGroup('SIGKILL'); // what of the build outlived its leader
+    // on a new line: the step under way had not ended its own
+    console.error(`\nBuild stopped on ${stoppedBy}: dist/ has no complete build, the next start builds again; the service was not started.`);
+    process.exit(128 + constants.signals[stoppedBy]);
+  }
+  if (status !== 0) process.exit(status);
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) buildIfStale();

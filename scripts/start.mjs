@@ -3,9 +3,8 @@
 // npm runs it through `sh -c` and passes SIGTERM and SIGINT on to that shell only, which dash (Debian's sh) neither
 // passes on nor dies of (SIGINT); exec makes this process the one npm signals.
 import { clearInterval, setInterval } from 'node:timers';
-import { buildIfStale } from './build-if-stale.mjs';
+import { buildIfStaleStoppable } from './build-if-stale.mjs';
 
-buildIfStale();
 if (process.env.npm_lifecycle_event === 'start') {
   // A signal to the whole group (Ctrl+C at a terminal, systemd's default KillMode) now comes twice: once directly and,
   // milliseconds later, npm's copy. The copy must not count as the second signal that ends the service at once
@@ -32,4 +31,6 @@ if (process.env.npm_lifecycle_event === 'start') {
     process.kill(process.pid, 'SIGTERM');
   }, 250).unref();
 }
+// Its listeners come first: a signal while it builds (or npm's end, above) stops the build and this process.
+await buildIfStaleStoppable();
 await import('../dist/server.mjs');

@@ -724,6 +724,7 @@ describeBrowser('the pasted form on a page without CSS, and /cli/ on a phone', (
   let snippet: { script: string; form: string };
   const hostPages: Record<string, { html: () => string; headers?: () => Record<string, string> }> = {};
 
+  const ZERO_SPECIFICITY_HOST_CSS = '*{margin:0} :where(label){display:inline} :where(input){border:3px solid rgb(0, 128, 0)}';
   /** A whole page around pasted markup: nothing but the snippet and what `head` adds. */
   const pageWith = (lang: string, body: string, head = '') =>
     `<!doctype html><html lang="${lang}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -752,6 +753,13 @@ ${body}
       '/pasted-en': { html: () => pageWith('en', `${snippet.script}\n${english()}`) },
       '/host-css': {
         html: () => pageWith('pt-BR', `${snippet.script}\n${snippet.form}`, '<style>form label{color:rgb(1, 2, 3)} input{padding:3px}</style>'),
+      },
+      // Rules of no specificity at all, as resets and `:where()` styles of design systems are; one of them in a layer.
+      '/host-zero': {
+        html: () => pageWith('pt-BR', `${snippet.script}\n${snippet.form}`, `<style>${ZERO_SPECIFICITY_HOST_CSS}</style>`),
+      },
+      '/host-layered': {
+        html: () => pageWith('pt-BR', `${snippet.script}\n${snippet.form}`, `<style>@layer site { ${ZERO_SPECIFICITY_HOST_CSS} }</style>`),
       },
       '/off': { html: () => pageWith('pt-BR', `${snippet.script}\n${off(snippet.form)}`) },
       // The script pasted twice; a form with the default style off, one with it, and the same markup in a plain form.
@@ -912,6 +920,34 @@ ${body}
     await page.waitForSelector('#nome[aria-invalid=true]');
     expect((await layout()).fields[0].borderColor).not.toBe((await layout()).fields[3].borderColor);
     expect(refused).toEqual([]);
+  });
+
+  it("the host page's CSS of no specificity (`*`, `:where()`) wins too, as a constructed sheet and as a <style> element", async () => {
+    /** Every visible label and text input of the form, as the page computes them (Chromium draws no border on a checkbox). */
+    const computed = () =>
+      page.evaluate<string[]>(`[...document.querySelectorAll('form[data-leads] label, form[data-leads] input:not([type=checkbox], [type=hidden])')]
+        .filter((el) => !el.closest('[aria-hidden=true]')).map((el) => { const s = getComputedStyle(el);
+          return el.tagName === 'LABEL' ? ['LABEL', s.display, s.margin].join(' ') : ['INPUT', s.margin, s.borderTopWidth, s.borderTopStyle, s.borderTopColor, s.borderLeftColor].join(' '); })`);
+    const expectHostStyle = (found: string[]) => {
+      expect(found.filter((line) => line.startsWith('LABEL')).length).toBeGreaterThanOrEqual(3);
+      expect(found.filter((line) => line.startsWith('INPUT')).length).toBeGreaterThanOrEqual(3);
+      expect(found.filter((line) => !/^(LABEL inline 0px|INPUT 0px 3px solid rgb\(0, 128, 0\) rgb\(0, 128, 0\))$/.test(line))).toEqual([]);
+    };
+    await page.goto(`${hostBase}/host-zero`);
+    await page.waitForSelector('form[data-leads-ready]');
+    expect(await page.evaluate<number>('document.adoptedStyleSheets.length')).toBe(1);
+    expectHostStyle(await computed());
+    await shot('pasted-1280-host-zero');
+
+    // Where the browser has no adoptedStyleSheets the <style> goes first in <head>: the host's rules, unlayered or in
+    // a layer of their own (declared after the form's), win there as well.
+    await page.addInitScript('delete Document.prototype.adoptedStyleSheets');
+    for (const path of ['/host-zero', '/host-layered']) {
+      await page.goto(`${hostBase}${path}`);
+      await page.waitForSelector('form[data-leads-ready]');
+      expect([path, await page.evaluate<number>(`document.querySelectorAll('head > style#leads-form-style').length`)]).toEqual([path, 1]);
+      expectHostStyle(await computed());
+    }
   });
 
   it('data-leads-style="none" leaves the form as the page alone would show it, and the style is added once per document', async () => {

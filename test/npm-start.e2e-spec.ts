@@ -1,6 +1,6 @@
 /** @system `npm start` (npm, then the service it runs) as processes, under `script` for a terminal */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -124,4 +124,70 @@ describe('npm start, stopped by a signal to the npm process (a pid file, supervi
       start.cleanUp();
     }
   });
+});
+
+/** The processes (pid and command line) whose working directory is `dir` or under it, found in /proc. */
+function processesIn(dir: string): string[] {
+  const found: string[] = [];
+  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      const cwd = readlinkSync(`/proc/${pid}/cwd`);
+      if (cwd === dir || cwd.startsWith(`${dir}/`)) found.push(`${pid} ${readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ').trim()}`);
+    } catch {
+      // gone meanwhile, or not ours to read
+    }
+  }
+  return found;
+}
+
+describe('npm start, stopped by a signal while it builds first', () => {
+  let copy: string;
+
+  beforeAll(() => {
+    // A copy of the package without dist/ (so the start must build), node_modules shared through a link.
+    copy = mkdtempSync(join(tmpdir(), 'npm-start-stale-'));
+    const skip = new Set(['node_modules', 'dist', '.git', 'test-artifacts', 'coverage']);
+    cpSync(PACKAGE_ROOT, copy, { recursive: true, filter: (path) => !skip.has(path.slice(PACKAGE_ROOT.length).split('/').find(Boolean) ?? '') });
+    symlinkSync(join(PACKAGE_ROOT, 'node_modules'), join(copy, 'node_modules'));
+  });
+
+  afterAll(() => {
+    for (const line of processesIn(copy)) process.kill(Number(line.split(' ')[0]), 'SIGKILL');
+    rmSync(copy, { recursive: true, force: true });
+  });
+
+  it.each(['SIGTERM', 'SIGINT'] as const)(
+    '%s to the npm process during the build stops the build and its tsc too, and says so',
+    async (signal) => {
+      const dataDir = mkdtempSync(join(tmpdir(), 'npm-start-'));
+      const env = { PATH: process.env.PATH, HOME: process.env.HOME, PORT: String(await freePort()), DATA_DIR: dataDir, npm_config_update_notifier: 'false' };
+      const npm = spawn('npm', ['start'], { cwd: copy, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+      let output = '';
+      npm.stdout.on('data', (chunk) => (output += chunk));
+      npm.stderr.on('data', (chunk) => (output += chunk));
+      try {
+        // Signalled once tsc runs: the step that takes longest, in a process of its own.
+        const deadline = Date.now() + 120_000;
+        while (!processesIn(copy).some((line) => line.includes('typescript/bin/tsc'))) {
+          if (npm.exitCode !== null || Date.now() > deadline) throw new Error(`the build did not reach tsc:\n${output}`);
+          await sleep(100);
+        }
+        expect(output).toContain('Building first');
+        process.kill(npm.pid!, signal);
+        const until = Date.now() + 5_000;
+        while (Date.now() < until && processesIn(copy).length > 0) await sleep(100);
+        expect(processesIn(copy)).toEqual([]);
+        expect(output).toMatch(new RegExp(`Build stopped on ${signal}`));
+        expect(npm.exitCode ?? npm.signalCode).not.toBe(0);
+      } finally {
+        try {
+          process.kill(-npm.pid!, 'SIGKILL');
+        } catch {
+          // already gone
+        }
+        rmSync(dataDir, { recursive: true, force: true });
+      }
+    },
+    180_000,
+  );
 });

@@ -113,7 +113,9 @@
   /**
    * The default look, for forms without `data-leads-style="none"`: labels above full-width fields, each error under its
    * field, invalid fields and the form's error message in one colour (a border and a shadow: outline is left to focus).
-   * Every selector is inside :where(), so it weighs nothing and any rule of the page (even `label {}`) wins over it.
+   * Every selector is inside :where(), so it weighs nothing and any rule of the page (even `label {}`) wins over it; and
+   * the sheet is one cascade layer, so the page's rules of no weight either (`* {margin:0}`, `:where(input) {}`) win
+   * too, although a constructed sheet comes after the page's own in the cascade (unlayered rules beat layered ones).
    */
   var FORM = 'form[data-leads]:not([data-leads-style="none"])';
   var CONTROL =
@@ -121,33 +123,36 @@
     ':not([type=image]):not([type=file]):not([type=range]):not([type=color]):not([type=hidden])';
   var BOX = ':is(input[type=checkbox], input[type=radio])';
   var RED = '#c62828';
-  var STYLE = [
-    [FORM, 'max-width:36rem'],
-    [FORM + ' > :first-child', 'margin-top:0'],
-    [FORM + ' label', 'display:block;margin:.9rem 0 .3rem;font-weight:600'],
+  var STYLE =
+    '@layer leads-form {\n' +
     [
-      FORM + ' :is(' + CONTROL + ')',
-      'display:block;box-sizing:border-box;width:100%;margin:0;padding:.5rem .6rem;font:inherit;font-weight:400;border:1px solid #8c959f;border-radius:4px',
-    ],
-    [FORM + ' label > :is(' + CONTROL + ')', 'margin-top:.3rem'],
-    [FORM + ' textarea', 'resize:vertical'],
-    // A checkbox's label: the box before the words, which wrap beside it, not under it.
-    [FORM + ' label:has(> ' + BOX + ')', 'position:relative;padding-left:1.5em;font-weight:400'],
-    [FORM + ' label:has(> ' + BOX + ') > ' + BOX, 'position:absolute;left:0;top:.15em;width:1em;height:1em;margin:0'],
-    [FORM + ' [aria-invalid="true"]', 'border-color:' + RED + ';box-shadow:0 0 0 1px ' + RED],
-    [FORM + ' [data-leads-error]:not([hidden])', 'display:block;margin-top:.3rem;color:' + RED + ';font-size:.875em;font-weight:400'],
-    [FORM + ' :is(button, input[type=submit])', 'margin-top:1.1rem;padding:.55rem 1.3rem;font:inherit;cursor:pointer'],
-    [FORM + ' :is(button, input[type=submit]):disabled', 'cursor:progress;opacity:.65'],
-    [FORM + ' [data-leads-status]', 'margin:.9rem 0 0'],
-    [FORM + ' [data-leads-status]:not(:empty)', 'padding-left:.6rem;border-left:3px solid'],
-    [FORM + ' [data-leads-status][data-state="error"]', 'color:' + RED + ';font-weight:600'],
-    [FORM + ' [data-leads-status][data-state="success"]', 'border-left-color:#1a7f37'],
-    [FORM + ' [data-leads-preview]', 'margin:.5rem 0 0;white-space:pre-wrap;overflow-wrap:anywhere;font-weight:400'],
-  ]
-    .map(function (rule) {
-      return ':where(' + rule[0] + '){' + rule[1] + '}';
-    })
-    .join('\n');
+      [FORM, 'max-width:36rem'],
+      [FORM + ' > :first-child', 'margin-top:0'],
+      [FORM + ' label', 'display:block;margin:.9rem 0 .3rem;font-weight:600'],
+      [
+        FORM + ' :is(' + CONTROL + ')',
+        'display:block;box-sizing:border-box;width:100%;margin:0;padding:.5rem .6rem;font:inherit;font-weight:400;border:1px solid #8c959f;border-radius:4px',
+      ],
+      [FORM + ' label > :is(' + CONTROL + ')', 'margin-top:.3rem'],
+      [FORM + ' textarea', 'resize:vertical'],
+      // A checkbox's label: the box before the words, which wrap beside it, not under it.
+      [FORM + ' label:has(> ' + BOX + ')', 'position:relative;padding-left:1.5em;font-weight:400'],
+      [FORM + ' label:has(> ' + BOX + ') > ' + BOX, 'position:absolute;left:0;top:.15em;width:1em;height:1em;margin:0'],
+      [FORM + ' [aria-invalid="true"]', 'border-color:' + RED + ';box-shadow:0 0 0 1px ' + RED],
+      [FORM + ' [data-leads-error]:not([hidden])', 'display:block;margin-top:.3rem;color:' + RED + ';font-size:.875em;font-weight:400'],
+      [FORM + ' :is(button, input[type=submit])', 'margin-top:1.1rem;padding:.55rem 1.3rem;font:inherit;cursor:pointer'],
+      [FORM + ' :is(button, input[type=submit]):disabled', 'cursor:progress;opacity:.65'],
+      [FORM + ' [data-leads-status]', 'margin:.9rem 0 0'],
+      [FORM + ' [data-leads-status]:not(:empty)', 'padding-left:.6rem;border-left:3px solid'],
+      [FORM + ' [data-leads-status][data-state="error"]', 'color:' + RED + ';font-weight:600'],
+      [FORM + ' [data-leads-status][data-state="success"]', 'border-left-color:#1a7f37'],
+      [FORM + ' [data-leads-preview]', 'margin:.5rem 0 0;white-space:pre-wrap;overflow-wrap:anywhere;font-weight:400'],
+    ]
+      .map(function (rule) {
+        return ':where(' + rule[0] + '){' + rule[1] + '}';
+      })
+      .join('\n') +
+    '\n}';
   var STYLE_ID = 'leads-form-style';
 
   var script = /** @type {HTMLScriptElement | null} */ (document.currentScript);

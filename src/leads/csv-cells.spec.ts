@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { neutraliseFormula, restoreFormula } from './csv-cells.js';
 
 describe('neutraliseFormula (CWE-1236)', () => {
@@ -32,6 +33,8 @@ describe('neutraliseFormula (CWE-1236)', () => {
     ['\u2a75cmd', "'\u2a75cmd"],
     ['\u2a76cmd', "'\u2a76cmd"],
     ['\ufb291', "'\ufb291"],
+    ["'=already quoted", "''=already quoted"],
+    ["''+55 11", "'''+55 11"],
   ])('prefixes %j', (cell, expected) => {
     expect(neutraliseFormula(cell)).toBe(expected);
   });
@@ -44,7 +47,8 @@ describe('neutraliseFormula (CWE-1236)', () => {
     '12.50',
     '',
     'Maria',
-    "'=already quoted",
+    "'plain",
+    "'",
     ' =1+1',
     'a=1+1',
     'maria@example.com',
@@ -78,7 +82,28 @@ describe('restoreFormula (an exported cell read back by leads import)', () => {
     expect(restoreFormula(neutraliseFormula(cell))).toBe(cell);
   });
 
-  it.each(["'", "'plain", "'+5511987654321", "''=1"])('keeps %j, which no export neutralised', (cell) => {
+  it.each(["'", "'plain", "'+5511987654321", "''", "' =1"])('keeps %j, which no export neutralised', (cell) => {
     expect(restoreFormula(cell)).toBe(cell);
+  });
+});
+
+describe('a cell exported and imported again (leads import)', () => {
+  // Apostrophes of its own before a formula character are what the import used to take off; the rest is any text.
+  const apostrophes = fc.constantFrom('', "'", "''", "'''");
+  const first = fc.constantFrom('', '=', '+', '-', '@', '\t', '\r', '\uff1d', '\uff0b', '\uff0d', '\uff20', ' ', '5');
+  const cell = fc.oneof(
+    fc.string({ unit: 'binary' }),
+    fc.tuple(apostrophes, first, fc.string()).map((parts) => parts.join('')),
+  );
+
+  it('comes back as it was, whatever its text', () => {
+    fc.assert(
+      fc.property(cell, (value) => restoreFormula(neutraliseFormula(value)) === value),
+      { numRuns: 2000, examples: [["'=abc"], ["'@home"], ["'+55 11"], ["''=abc"], ["'+5511987654321"], ["'"]] },
+    );
+  });
+
+  it.each(["'=abc", "'@home", "'+55 11", "''=abc", "'\uff1dabc"])('%j keeps the apostrophe it had', (value) => {
+    expect(restoreFormula(neutraliseFormula(value))).toBe(value);
   });
 });

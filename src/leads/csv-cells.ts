@@ -16,13 +16,16 @@ const PLAIN_NUMBER = /^[+-]?\d+(?:\.\d+)?$/;
 
 /**
  * A cell as an export writes it: with a leading `'` when a spreadsheet would run it as a formula, so that `=cmd|…`
- * shows as text. Plain numbers stay as they are, so `telefone_e164` keeps its `+55…`.
+ * shows as text. Plain numbers stay as they are, so `telefone_e164` keeps its `+55…`. A cell whose own apostrophes
+ * come before a formula character (`'=abc`, `''+55`) gets one more, so that the import, which takes exactly one off,
+ * gives back what was stored.
  */
 export function neutraliseFormula(cell: string): string {
-  return cell.length > 0 && triggers(cell[0]) && !PLAIN_NUMBER.test(cell) ? `'${cell}` : cell;
+  const afterApostrophes = cell.replace(/^'+/, '');
+  return afterApostrophes.length > 0 && triggers(afterApostrophes[0]) && !PLAIN_NUMBER.test(cell) ? `'${cell}` : cell;
 }
 
 /** An exported cell read back (`leads import`): the `'` neutraliseFormula added is taken off again. */
 export function restoreFormula(cell: string): string {
-  return cell.length > 1 && cell[0] === "'" && neutraliseFormula(cell.slice(1)) === cell ? cell.slice(1) : cell;
+  return cell.startsWith("'") && neutraliseFormula(cell.slice(1)) === cell ? cell.slice(1) : cell;
 }
