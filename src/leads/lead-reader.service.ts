@@ -131,11 +131,16 @@ export class LeadReader {
     this.sqlite = dataSource.options.type === 'better-sqlite3';
   }
 
-  /** One page of the leads the filter selects, after the cursor's lead; limit 1 to MAX_PAGE_SIZE. Throws InvalidCursor. */
-  async list(filter: LeadFilter, limit: number, cursor?: string): Promise<LeadPage> {
-    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_SIZE) throw new RangeError(`limit must be an integer from 1 to ${MAX_PAGE_SIZE}`);
+  /**
+   * One page of the leads the filter selects, after the cursor's lead; limit 1 to `maxLimit` (MAX_PAGE_SIZE unless a
+   * surface says otherwise). A `purpose` binds the cursors to that surface too, so that no other surface takes them.
+   * Throws InvalidCursor.
+   */
+  async list(filter: LeadFilter, limit: number, cursor?: string, options: { maxLimit?: number; purpose?: string } = {}): Promise<LeadPage> {
+    const max = options.maxLimit ?? MAX_PAGE_SIZE;
+    if (!Number.isInteger(limit) || limit < 1 || limit > max) throw new RangeError(`limit must be an integer from 1 to ${max}`);
     const key = await this.cursorKey();
-    const binding = filterBinding(filter);
+    const binding = options.purpose === undefined ? filterBinding(filter) : `${options.purpose}\n${filterBinding(filter)}`;
     const after = cursor === undefined ? undefined : openCursor(key, binding, cursor);
     const rows = await this.rows(filter, limit + 1, after);
     const data = rows.slice(0, limit);
