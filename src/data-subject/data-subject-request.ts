@@ -41,7 +41,11 @@ function parse(body: Record<string, unknown>, members: string[]): { email: strin
     errors.push({ pointer: '/dry_run', code: 'invalid_type', detail: 'dry_run must be true (count what would be erased) or false.' });
   }
   if (body.cursor !== undefined && typeof body.cursor !== 'string' && members.includes('cursor')) {
-    errors.push({ pointer: '/cursor', code: 'invalid_type', detail: 'cursor must be the next_cursor string of the page before; leave it out for the first page.' });
+    errors.push({
+      pointer: '/cursor',
+      code: 'invalid_type',
+      detail: 'cursor must be the next_cursor string of the page before; leave it out for the first page.',
+    });
   }
   if (errors.length) throw validationFailed(errors);
   return { email: foldEmail(normaliseEmail(body.email as string)), dryRun: body.dry_run === true };

@@ -1,6 +1,9 @@
 import { createHmac, randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import type { Response } from 'express';
 import { DataSource } from 'typeorm';
 import type { Caller } from '../auth/caller.decorator.js';
 import { uuidv7 } from '../database/uuid-v7.js';
@@ -206,6 +209,28 @@ export class DataSubjectService {
     const [row] = await this.store.query<{ secret: string }>(`SELECT secret FROM service_keys WHERE purpose = ${p(1)}`, [HMAC_KEY_PURPOSE]);
     return Buffer.from(row.secret, 'base64url');
   }
+}
+
+/** Leads per part of an access page as it is written: 500 leads of the longest messages are 2.6 MB of JSON. */
+const WRITE_PART = 50;
+
+/**
+ * Writes an access page as its JSON, in parts of WRITE_PART leads with a turn of the event loop (and the socket's
+ * drain) between them, so that serialising a page never holds the loop for the whole page.
+ */
+export async function writeAccessPage(res: Response, page: AccessPage): Promise<void> {
+  const { data, ...rest } = page;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  const head = JSON.stringify(rest);
+  const write = async (text: string) => {
+    if (!res.write(text)) await Promise.race([once(res, 'drain'), once(res, 'close')]);
+    await nextTurn();
+  };
+  await write(`${head.slice(0, -1)},"data":[`);
+  for (let start = 0; start < data.length && !res.destroyed; start += WRITE_PART) {
+    await write(`${start ? ',' : ''}${JSON.stringify(data.slice(start, start + WRITE_PART)).slice(1, -1)}`);
+  }
+  res.end(']}');
 }
 
 /** The legal bases after a revocation of consent to communications; the same array when nothing changes. */
