@@ -2,6 +2,7 @@
 // input closes; then one JSON line on stdout: how many pings, the slowest answer, the longest gap between two answers
 // and the 99th percentile of the answers, in milliseconds. A held event loop shows as a slow answer and a long gap.
 'use strict';
+/* global setTimeout */
 const { request } = require('node:http');
 const { performance } = require('node:perf_hooks');
 
