@@ -3,10 +3,12 @@
 import { createInterface } from 'node:readline';
 import { foldEmail } from '../src/leads/lead-rules.js';
 import { Parsed, UsageError, allowOnly } from './args.js';
+import { exportTo } from './export.js';
 import { CliError, EXIT, asProblem, describeFailure, failure } from './http.js';
 import { OperatorLogin, notLoggedIn } from './login.js';
 
 export const SUBJECT_HELP = `Usage: leads subject access|erase|revoke <email> [--json]
+       leads subject access <email> [--output FILE]
        leads subject erase <email> [--yes | --dry-run] [--json]
 
 Data-subject requests (LGPD Art. 18) for the person whose leads carry <email> (any letter case). Needs an operator
@@ -14,8 +16,11 @@ login (leads login); each request is audited by the service without the address.
 counts); with --json, or when stdout is not a terminal, the service's JSON answer.
 
 Commands:
-  access <email>          every lead of the person as JSON, with the consent wordings they name
-                          (POST /api/v1/data-subject-requests/access, scope leads:read)
+  access <email>          every lead of the person as one JSON document, with the consent wordings they name, the
+                          request id of each page and the counts (POST /api/v1/data-subject-requests/access, scope
+                          leads:read): read page by page (500 leads each) and written as each page comes, so any
+                          number of leads fits. --output FILE writes it to a temporary file beside FILE (mode 0600)
+                          renamed to FILE when complete; without it, to standard output
   erase <email>           delete every lead of the person and what refers to them: webhook messages and logs,
                           consent wordings no other lead shows, the address in agent registrations; receivers get
                           lead.erased (POST /api/v1/data-subject-requests/erasure, scope leads:erase). It cannot be
@@ -55,7 +60,7 @@ export async function subject(ctx: SubjectContext): Promise<number> {
   if (!request) throw new UsageError(`unknown subject command "${sub}"; one of ${names}`);
   const parsed: Parsed = { ...ctx.parsed, command: `subject ${sub}`, positionals: [email, ...rest].filter((value) => value !== undefined) };
   const erase = sub === 'erase';
-  allowOnly(parsed, erase ? ['yes', 'dry-run'] : [], 1);
+  allowOnly(parsed, erase ? ['yes', 'dry-run'] : sub === 'access' ? ['output'] : [], 1);
   if (!email) throw new UsageError(`subject ${sub} needs the person's e-mail address: leads subject ${sub} maria@example.com`);
   const dryRun = erase && parsed.switches.has('dry-run');
   if (dryRun && parsed.switches.has('yes')) throw new UsageError('--dry-run erases nothing: leave out --yes');
@@ -87,15 +92,63 @@ export async function subject(ctx: SubjectContext): Promise<number> {
       throw new CliError('error: the address typed does not match; nothing was erased', EXIT.usage);
     }
   }
+  if (sub === 'access') {
+    const output = parsed.options.output;
+    if (output === '') throw new UsageError('--output needs a file name');
+    // The copy to hand over: always as JSON, written page by page as the pages come.
+    await exportTo(
+      accessDocument((cursor) => send(cursor === undefined ? { email } : { email, cursor }) as Promise<AccessPage>),
+      'json',
+      output,
+      false,
+    );
+    return EXIT.ok;
+  }
   const receipt = await send(dryRun ? { email, dry_run: true } : { email });
-  if (ctx.json || process.stdout.isTTY !== true || sub === 'access') {
-    // An access request's answer is the copy to hand over: always as JSON.
+  if (ctx.json || process.stdout.isTTY !== true) {
     ctx.out(JSON.stringify(receipt, null, 2));
     return EXIT.ok;
   }
   const done = !erase ? `revoked consent to communications at ${receipt.revoked_at}` : dryRun ? 'would erase (dry run: nothing was erased)' : 'erased';
   ctx.out([countsLine(done, receipt), `request ${receipt.request_id}`, ...receipt.lead_ids.map((id) => `  ${id}`)].join('\n'));
   return EXIT.ok;
+}
+
+interface AccessPage extends Receipt {
+  type: 'access';
+  requested_at: string;
+  completed_at: string;
+  data: unknown[];
+  consent_texts: { sha256: string; text: string }[];
+  next_cursor: string | null;
+}
+
+/**
+ * The copy of an access request as one JSON document, written as the pages come (each page of at most 500 leads is
+ * let go once written): the leads, newest first, then the consent wordings they name (each once: the few distinct
+ * wordings are all that is kept across pages), the request id of each page and the counts.
+ */
+export async function* accessDocument(page: (cursor?: string) => Promise<AccessPage>): AsyncGenerator<Buffer> {
+  const indent = (value: unknown) => JSON.stringify(value, null, 2).replace(/\n/g, '\n    ');
+  const wordings = new Map<string, string>();
+  const requestIds: string[] = [];
+  let leads = 0;
+  let first: AccessPage | undefined;
+  let last: AccessPage;
+  let cursor: string | undefined;
+  do {
+    last = await page(cursor);
+    first ??= last;
+    if (requestIds.length === 0) yield Buffer.from(`{\n  "type": "access",\n  "requested_at": ${JSON.stringify(first.requested_at)},\n  "leads": [`);
+    requestIds.push(last.request_id);
+    if (last.data.length) yield Buffer.from(`${last.data.map((lead, i) => `${leads + i ? ',' : ''}\n    ${indent(lead)}`).join('')}`);
+    leads += last.data.length;
+    for (const { sha256, text } of last.consent_texts) wordings.set(sha256, text);
+    cursor = last.next_cursor ?? undefined;
+  } while (cursor !== undefined);
+  const consentTexts = [...wordings].sort(([a], [b]) => (a < b ? -1 : 1)).map(([sha256, text]) => ({ sha256, text }));
+  const rest = { consent_texts: consentTexts, request_ids: requestIds, counts: { leads, consent_texts: consentTexts.length }, completed_at: last.completed_at };
+  yield Buffer.from(`${leads ? '\n  ' : ''}],\n${JSON.stringify(rest, null, 2).slice(2)}\n`);
 }
 
 function countsLine(label: string, receipt: Receipt): string {

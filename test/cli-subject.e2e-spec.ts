@@ -1,10 +1,13 @@
 /** @system the built service and the CLI as processes */
 import { execFileSync, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GENEROUS_LIMITS, ServerProcess, freePort, startServer } from './support/server-process.js';
+import type { Lead } from '../src/leads/lead.entity.js';
+import { seedLeads } from './support/seed-leads.js';
+import { storedLead } from './support/stored-leads.js';
 import { ON_POSTGRES, TestDatabase, freshDatabase } from './support/test-app.js';
 import { type ChildOutput, type CliOptions, runCli } from './support/child-output.js';
 
@@ -62,7 +65,8 @@ function runOnTerminal(args: string[], client: Client, options: { prompt?: strin
   });
 }
 
-const leadsOf = async (email: string) => JSON.parse((await run(['subject', 'access', email], { env: as(privacy) })).stdout).lead_ids as string[];
+const leadsOf = async (email: string) =>
+  (JSON.parse((await run(['subject', 'access', email], { env: as(privacy) })).stdout).leads as { id: string }[]).map((lead) => lead.id);
 
 async function submit(email: string): Promise<string> {
   const res = await fetch(`${server.baseUrl}/api/v1/lead`, {
@@ -118,8 +122,8 @@ describe('leads subject', () => {
     const access = await run(['subject', 'access', 'Cli.Pessoa@Example.com'], { env: as(privacy) });
     expect(access.code).toBe(0);
     const copy = JSON.parse(access.stdout);
-    expect(copy).toMatchObject({ type: 'access', counts: { leads: 2 } });
-    expect([...copy.lead_ids].sort()).toEqual([...ids].sort());
+    expect(copy).toMatchObject({ type: 'access', counts: { leads: 2 }, request_ids: [expect.any(String)] });
+    expect(copy.leads.map((lead: { id: string }) => lead.id).sort()).toEqual([...ids].sort());
 
     const refused = await run(['subject', 'erase', 'cli.pessoa@example.com', '--yes'], { env: as(reader) });
     expect(refused.code).toBe(3);
@@ -132,10 +136,50 @@ describe('leads subject', () => {
     const erase = await run(['subject', 'erase', 'cli.pessoa@example.com', '--yes'], { env: as(privacy) });
     expect(erase.code).toBe(0);
     expect(JSON.parse(erase.stdout)).toMatchObject({ type: 'erasure', counts: { leads: 2 } });
-    expect(JSON.parse((await run(['subject', 'access', 'cli.pessoa@example.com'], { env: as(privacy) })).stdout)).toMatchObject({ lead_ids: [], leads: [] });
+    expect(JSON.parse((await run(['subject', 'access', 'cli.pessoa@example.com'], { env: as(privacy) })).stdout)).toMatchObject({
+      leads: [],
+      consent_texts: [],
+      counts: { leads: 0, consent_texts: 0 },
+    });
 
     const bad = await run(['subject', 'erase', 'not-an-address', '--yes'], { env: as(privacy) });
     expect(bad.code).toBe(2);
+  });
+
+  it('access follows the cursor through every page and writes one JSON document as they come, to stdout or --output', async () => {
+    const wording = 'Aceito receber comunicações (CLI, páginas).';
+    const sha256 = createHash('sha256').update(wording).digest('hex');
+    const basis = [
+      {
+        category: 'communications',
+        type: 'consent',
+        status: 'granted',
+        recorded_at: '2026-11-01T00:00:00.000Z',
+        channel: 'api',
+        consent_text_sha256: sha256,
+        revoked_at: null,
+      },
+    ] as Lead['legalBases'];
+    const start = Date.now() - 3_600_000;
+    const rows = Array.from({ length: 1201 }, (_, i) =>
+      storedLead(i, { email: 'Muitas.Paginas@example.com', receivedAt: new Date(start + i), legalBases: i % 600 === 0 ? basis : null }),
+    );
+    await seedLeads(database, rows, [{ sha256, text: wording }]);
+
+    const copy = await run(['subject', 'access', 'muitas.paginas@example.com'], { env: as(reader) });
+    expect(copy).toMatchObject({ code: 0, stderr: '' });
+    const document = JSON.parse(copy.stdout);
+    expect(document.leads.map((lead: { id: string }) => lead.id)).toEqual(rows.map((row) => row.id).reverse());
+    expect(document).toMatchObject({ type: 'access', consent_texts: [{ sha256, text: wording }], counts: { leads: 1201, consent_texts: 1 } });
+    expect(document.request_ids).toHaveLength(3);
+    // Pretty-printed as before: two spaces a level.
+    expect(copy.stdout.startsWith('{\n  "type": "access",\n')).toBe(true);
+
+    const file = join(work, 'copia.json');
+    const toFile = await run(['subject', 'access', 'muitas.paginas@example.com', '--output', file], { env: as(reader) });
+    expect(toFile).toMatchObject({ code: 0, stdout: '' });
+    expect(JSON.parse(readFileSync(file, 'utf8')).leads).toEqual(document.leads);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
   });
 
   it('erase without a terminal and without --yes refuses at once and erases nothing', async () => {

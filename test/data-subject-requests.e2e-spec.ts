@@ -1,10 +1,12 @@
 /** @database erasure, retention, two instances erasing at once */
+import { createHash } from 'node:crypto';
 import { getRepositoryToken } from '@nestjs/typeorm';
 import type { Response } from 'supertest';
 import type { Repository } from 'typeorm';
 import { LeadRetention } from '../src/data-subject/lead-retention.service.js';
 import { uuidv7 } from '../src/database/uuid-v7.js';
 import { AgentRegistration } from '../src/identity/agent-registration.entity.js';
+import { ConsentText } from '../src/leads/consent-text.entity.js';
 import { Lead } from '../src/leads/lead.entity.js';
 import { expectContract } from './support/contract.js';
 import { operatorToken } from './support/operator-token.js';
@@ -123,14 +125,90 @@ describe('data-subject requests', () => {
     expect(res.status).toBe(200);
     expect(res.headers['cache-control']).toBe('no-store');
     expect(res.body).toMatchObject({ type: 'access', lead_ids: [second, first], counts: { leads: 2, consent_texts: 1 } });
-    for (const view of res.body.leads) {
+    expect(res.body.next_cursor).toBeNull();
+    for (const view of res.body.data) {
       const read = await t.http.get(`/api/v1/leads/${view.id}`).set('Authorization', `Bearer ${reader}`);
       expect(view).toEqual(read.body);
     }
-    expect(res.body.consent_texts).toEqual([{ sha256: res.body.leads[1].legal_bases[0].consent_text_sha256, text: wording }]);
+    expect(res.body.consent_texts).toEqual([{ sha256: res.body.data[1].legal_bases[0].consent_text_sha256, text: wording }]);
     const [audit] = await t.dataSource.query(`SELECT * FROM data_subject_requests WHERE id = '${res.body.request_id}'`);
     expect(audit).toMatchObject({ type: 'access', subject_hmac: expect.stringMatching(/^[0-9a-f]{64}$/), lead_ids: JSON.stringify([second, first]) });
     expect(JSON.stringify(audit).toLowerCase()).not.toContain('acesso.pessoa');
+  });
+
+  it('access answers in pages of 500 that follow a sealed cursor bound to the address: 1,201 leads in 500/500/201, each once', async () => {
+    const wording = (n: number) => ({ sha256: createHash('sha256').update(`Aceito (página ${n})`).digest('hex'), text: `Aceito (página ${n})` });
+    const [newest, oldest] = [wording(1), wording(3)];
+    for (const { sha256, text } of [newest, oldest]) {
+      await t.dataSource.getRepository(ConsentText).insert({ sha256, text, createdAt: Date.now() });
+    }
+    const basis = (sha256: string) => [
+      {
+        category: 'communications',
+        type: 'consent',
+        status: 'granted',
+        recorded_at: new Date().toISOString(),
+        channel: 'api',
+        consent_text_sha256: sha256,
+        revoked_at: null,
+      },
+    ];
+    const start = Date.now() - 3_600_000;
+    // One millisecond apart, lead 1200 the newest; a second person's leads share the milliseconds.
+    const rows = Array.from({ length: 1201 }, (_, i) =>
+      storedLead(i, {
+        email: 'Paginas.Pessoa@example.com',
+        mensagem: `mensagem ${i}`,
+        receivedAt: new Date(start + i),
+        legalBases: (i === 1200 ? basis(newest.sha256) : i === 0 ? basis(oldest.sha256) : null) as Lead['legalBases'],
+      }),
+    );
+    const others = Array.from({ length: 30 }, (_, i) => storedLead(i, { email: 'outra.paginas@example.com', receivedAt: new Date(start + i) }));
+    const repo = t.app.get<Repository<Lead>>(getRepositoryToken(Lead));
+    for (let i = 0; i < rows.length; i += 100) await repo.insert(rows.slice(i, i + 100));
+    await repo.insert(others);
+
+    const pages: Response[] = [];
+    for (let cursor: string | undefined; ;) {
+      const res = await call(
+        'access',
+        cursor === undefined ? { email: 'paginas.pessoa@EXAMPLE.com' } : { email: 'paginas.pessoa@EXAMPLE.com', cursor },
+        reader,
+      );
+      expect(res.status).toBe(200);
+      pages.push(res);
+      if (res.body.next_cursor === null) break;
+      cursor = res.body.next_cursor as string;
+      expect(pages.length).toBeLessThan(4);
+    }
+    expect(pages.map((page) => page.body.data.length)).toEqual([500, 500, 201]);
+    expect(pages.map((page) => page.body.counts.leads)).toEqual([500, 500, 201]);
+    const received = pages.flatMap((page) => page.body.data.map((lead: { id: string }) => lead.id));
+    expect(received).toEqual([...rows].reverse().map((row) => row.id));
+    // Only the wordings the page's own leads name.
+    expect(pages.map((page) => page.body.consent_texts)).toEqual([[newest], [], [oldest]]);
+    // One audit row per page, with the ids of that page.
+    const audits = (await t.dataSource.query(
+      `SELECT lead_ids FROM data_subject_requests WHERE id IN (${pages.map((page) => `'${page.body.request_id}'`).join(', ')}) ORDER BY id`,
+    )) as { lead_ids: string }[];
+    expect(audits.map((row) => (JSON.parse(row.lead_ids) as string[]).length)).toEqual([500, 500, 201]);
+
+    const cursor = pages[0].body.next_cursor as string;
+    // The second person cannot be paged with the first one's cursor, nor with a list cursor, nor with an altered one.
+    const other = await call('access', { email: 'outra.paginas@example.com', cursor }, reader);
+    expectProblem(other, 400, 'invalid_cursor');
+    const list = await t.http.get('/api/v1/leads?email=paginas.pessoa@example.com&limit=1').set('Authorization', `Bearer ${reader}`);
+    expectProblem(await call('access', { email: 'paginas.pessoa@example.com', cursor: list.body.next_cursor }, reader), 400, 'invalid_cursor');
+    const bytes = Buffer.from(cursor, 'base64url');
+    bytes[bytes.length - 1] ^= 1;
+    expectProblem(await call('access', { email: 'paginas.pessoa@example.com', cursor: bytes.toString('base64url') }, reader), 400, 'invalid_cursor');
+    expectProblem(await call('access', { email: 'paginas.pessoa@example.com', cursor: 'x'.repeat(5000) }, reader), 400, 'invalid_cursor');
+    const typed = await call('access', { email: 'paginas.pessoa@example.com', cursor: 7 }, reader);
+    expectProblem(typed, 422, 'validation_failed');
+    expect(typed.body.errors).toEqual([{ pointer: '/cursor', code: 'invalid_type', detail: expect.any(String) }]);
+    // The same cursor, with the address in another letter case, is the same page again.
+    const again = await call('access', { email: 'PAGINAS.pessoa@example.com', cursor }, reader);
+    expect(again.body.data).toEqual(pages[1].body.data);
   });
 
   it('erasure removes the person from every table, keeps everyone else, cancels a pending delivery and tells receivers', async () => {

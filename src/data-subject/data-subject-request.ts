@@ -17,24 +17,36 @@ const DETAIL: Record<string, string> = {
  * returned case-folded as the leads' `email_folded` holds it.
  */
 export function parseSubject(body: Record<string, unknown>): string {
-  return parse(body, false).email;
+  return parse(body, ['email']).email;
+}
+
+/** An access request's body: `{"email"}`, and `cursor` (the `next_cursor` of the page before) for every page after the first. */
+export function parseAccess(body: Record<string, unknown>): { email: string; cursor?: string } {
+  const { email } = parse(body, ['email', 'cursor']);
+  return { email, cursor: body.cursor as string | undefined };
 }
 
 /** An erasure request's body: `{"email"}`, and `dry_run` (true: count what would be erased, erase nothing). */
 export function parseErasure(body: Record<string, unknown>): { email: string; dryRun: boolean } {
-  return parse(body, true);
+  return parse(body, ['email', 'dry_run']);
 }
 
-function parse(body: Record<string, unknown>, erasure: boolean): { email: string; dryRun: boolean } {
-  const members = erasure ? ['email', 'dry_run'] : ['email'];
+function parse(body: Record<string, unknown>, members: string[]): { email: string; dryRun: boolean } {
   const errors: FieldError[] = Object.keys(body)
     .filter((key) => !members.includes(key))
     .map((key) => ({ pointer: `/${escapePointer(key)}`, code: 'unknown_field', detail: `${key} is not a member of a data-subject request.` }));
   const failure = fieldFailure('email', body.email);
   const variant = failure === 'invalid_format' ? compatibilityCharacter((body.email as string).trim()) : undefined;
   if (failure) errors.push({ pointer: '/email', code: failure, detail: variant ? compatibilityDetail('email', variant) : DETAIL[failure] });
-  if (body.dry_run !== undefined && typeof body.dry_run !== 'boolean' && erasure) {
+  if (body.dry_run !== undefined && typeof body.dry_run !== 'boolean' && members.includes('dry_run')) {
     errors.push({ pointer: '/dry_run', code: 'invalid_type', detail: 'dry_run must be true (count what would be erased) or false.' });
+  }
+  if (body.cursor !== undefined && typeof body.cursor !== 'string' && members.includes('cursor')) {
+    errors.push({
+      pointer: '/cursor',
+      code: 'invalid_type',
+      detail: 'cursor must be the next_cursor string of the page before; leave it out for the first page.',
+    });
   }
   if (errors.length) throw validationFailed(errors);
   return { email: foldEmail(normaliseEmail(body.email as string)), dryRun: body.dry_run === true };

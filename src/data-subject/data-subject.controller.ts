@@ -1,10 +1,10 @@
-import { Controller, Header, HttpCode, Post, Req } from '@nestjs/common';
-import type { Request } from 'express';
+import { Controller, Header, HttpCode, Post, Req, Res } from '@nestjs/common';
+import type { Request, Response } from 'express';
 import { RequireScopes } from '../auth/bearer.guard.js';
 import { callerOf } from '../auth/caller.decorator.js';
 import { Consumes } from '../body/body.guard.js';
 import { RateLimit } from '../rate-limit/rate-limit.guard.js';
-import { DataSubjectService } from './data-subject.service.js';
+import { DataSubjectService, writeAccessPage } from './data-subject.service.js';
 
 /** LGPD Art. 18 requests, made by an operator for the person (docs/decisions/0029-data-subject-requests.md). Personal data: no-store. */
 @Controller('api/v1/data-subject-requests')
@@ -17,8 +17,9 @@ export class DataSubjectController {
   @Header('Cache-Control', 'no-store')
   @HttpCode(200)
   @Consumes('application/json')
-  access(@Req() req: Request) {
-    return this.requests.access(req.body as Record<string, unknown>, callerOf(req));
+  /** A page is read and audited first (a refusal is still a problem), then written in parts with turns between: hence @Res(). */
+  async access(@Req() req: Request, @Res() res: Response): Promise<void> {
+    await writeAccessPage(res, await this.requests.access(req.body as Record<string, unknown>, callerOf(req)));
   }
 
   @Post('erasure')

@@ -1,14 +1,17 @@
 import { createHmac, randomBytes } from 'node:crypto';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import type { Response } from 'express';
 import { DataSource } from 'typeorm';
 import type { Caller } from '../auth/caller.decorator.js';
 import { uuidv7 } from '../database/uuid-v7.js';
-import { LeadReader, LeadView, MAX_PAGE_SIZE } from '../leads/lead-reader.service.js';
+import { InvalidCursor, LeadPage, LeadReader, LeadView } from '../leads/lead-reader.service.js';
+import { AppError } from '../problem/app-error.js';
 import type { LegalBasisView } from '../leads/legal-bases.js';
 import { Steps, WebhookStore } from '../webhooks/webhook-store.js';
 import { WebhookDispatcher } from '../webhooks/webhook-dispatcher.service.js';
-import { parseErasure, parseSubject } from './data-subject-request.js';
+import { parseAccess, parseErasure, parseSubject } from './data-subject-request.js';
 import { addCounts, ERASURE_BATCH, ErasureCounts, LeadEraser, NIL_UUID, NO_ERASURE } from './lead-eraser.service.js';
 
 export type DataSubjectRequestType = 'access' | 'erasure' | 'consent_revocation';
@@ -22,9 +25,13 @@ interface Receipt<Counts> {
   counts: Counts;
 }
 
-export interface AccessReceipt extends Receipt<{ leads: number; consent_texts: number }> {
-  leads: LeadView[];
+/** The most leads one page of an access request holds (docs/decisions/0029-data-subject-requests.md). */
+export const ACCESS_PAGE_SIZE = 500;
+
+export interface AccessPage extends Receipt<{ leads: number; consent_texts: number }> {
+  data: LeadView[];
   consent_texts: { sha256: string; text: string }[];
+  next_cursor: string | null;
 }
 
 /** `dry_run: true`: the counts are what an erasure would remove now; nothing was erased. */
@@ -59,17 +66,26 @@ export class DataSubjectService {
     private readonly dispatcher: WebhookDispatcher,
   ) {}
 
-  async access(body: Record<string, unknown>, caller: Caller): Promise<AccessReceipt> {
-    const email = parseSubject(body);
+  /**
+   * One page of the person's leads, newest first: at most ACCESS_PAGE_SIZE, read by one keyset query, with the consent
+   * wordings those leads name and the sealed cursor of the next page (bound to the address and to this request type),
+   * or null on the last. Each page is its own audited request, with the ids it handed over.
+   */
+  async access(body: Record<string, unknown>, caller: Caller): Promise<AccessPage> {
+    const { email, cursor } = parseAccess(body);
     const requestedAt = Date.now();
-    const leads: LeadView[] = [];
-    // Keyset pages, each one short query, with the event loop free between them.
-    for (let page = await this.reader.rows({ email }, MAX_PAGE_SIZE); ;) {
-      leads.push(...page);
-      if (page.length < MAX_PAGE_SIZE) break;
-      const last = page[page.length - 1];
-      page = await this.reader.rows({ email }, MAX_PAGE_SIZE, { receivedAt: Date.parse(last.received_at), id: last.id });
+    let page: LeadPage;
+    try {
+      page = await this.reader.list({ email }, ACCESS_PAGE_SIZE, cursor, {
+        maxLimit: ACCESS_PAGE_SIZE,
+        purpose: 'data_subject_access',
+        readPart: READ_PART,
+      });
+    } catch (error) {
+      if (!(error instanceof InvalidCursor)) throw error;
+      throw new AppError('invalid_cursor', 'The cursor was altered, or was given for another e-mail address; nothing was read.');
     }
+    const leads = page.data;
     const named = [...new Set(leads.flatMap((lead) => lead.legal_bases.map((basis) => basis.consent_text_sha256)).filter((sha) => sha !== null))].sort();
     const consentTexts: { sha256: string; text: string }[] = [];
     for (let start = 0; start < named.length; start += ERASURE_BATCH) {
@@ -83,7 +99,7 @@ export class DataSubjectService {
     }
     const leadIds = leads.map((lead) => lead.id);
     const receipt = await this.audit('access', email, caller, requestedAt, leadIds, { leads: leads.length, consent_texts: consentTexts.length });
-    return { ...receipt, leads, consent_texts: consentTexts.map(({ sha256, text }) => ({ sha256, text })) };
+    return { ...receipt, data: leads, consent_texts: consentTexts.map(({ sha256, text }) => ({ sha256, text })), next_cursor: page.nextCursor };
   }
 
   async erase(body: Record<string, unknown>, caller: Caller): Promise<ErasureReceipt> {
@@ -196,6 +212,39 @@ export class DataSubjectService {
     const [row] = await this.store.query<{ secret: string }>(`SELECT secret FROM service_keys WHERE purpose = ${p(1)}`, [HMAC_KEY_PURPOSE]);
     return Buffer.from(row.secret, 'base64url');
   }
+}
+
+/** Leads per keyset query of an access page (the page is read in 5 of them, a turn between). */
+const READ_PART = 100;
+
+/** Leads per part of an access page as it is written: 500 leads of the longest messages are 2.6 MB of JSON. */
+const WRITE_PART = 50;
+
+/**
+ * Writes an access page as its JSON, in parts of WRITE_PART leads with a turn of the event loop (and the socket's
+ * drain) between them, so that serialising a page never holds the loop for the whole page.
+ */
+export async function writeAccessPage(res: Response, page: AccessPage): Promise<void> {
+  const { data, ...rest } = page;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  const head = JSON.stringify(rest);
+  const write = async (text: string) => {
+    if (!res.write(text)) {
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          res.off('drain', done).off('close', done);
+          resolve();
+        };
+        res.on('drain', done).on('close', done);
+      });
+    }
+    await nextTurn();
+  };
+  await write(`${head.slice(0, -1)},"data":[`);
+  for (let start = 0; start < data.length && !res.destroyed; start += WRITE_PART) {
+    await write(`${start ? ',' : ''}${JSON.stringify(data.slice(start, start + WRITE_PART)).slice(1, -1)}`);
+  }
+  res.end(']}');
 }
 
 /** The legal bases after a revocation of consent to communications; the same array when nothing changes. */

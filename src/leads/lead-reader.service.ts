@@ -1,4 +1,5 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
@@ -131,16 +132,38 @@ export class LeadReader {
     this.sqlite = dataSource.options.type === 'better-sqlite3';
   }
 
-  /** One page of the leads the filter selects, after the cursor's lead; limit 1 to MAX_PAGE_SIZE. Throws InvalidCursor. */
-  async list(filter: LeadFilter, limit: number, cursor?: string): Promise<LeadPage> {
-    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_SIZE) throw new RangeError(`limit must be an integer from 1 to ${MAX_PAGE_SIZE}`);
+  /**
+   * One page of the leads the filter selects, after the cursor's lead; limit 1 to `maxLimit` (MAX_PAGE_SIZE unless a
+   * surface says otherwise). A `purpose` binds the cursors to that surface too, so that no other surface takes them.
+   * Throws InvalidCursor.
+   */
+  async list(filter: LeadFilter, limit: number, cursor?: string, options: { maxLimit?: number; purpose?: string; readPart?: number } = {}): Promise<LeadPage> {
+    const max = options.maxLimit ?? MAX_PAGE_SIZE;
+    if (!Number.isInteger(limit) || limit < 1 || limit > max) throw new RangeError(`limit must be an integer from 1 to ${max}`);
     const key = await this.cursorKey();
-    const binding = filterBinding(filter);
+    const binding = options.purpose === undefined ? filterBinding(filter) : `${options.purpose}\n${filterBinding(filter)}`;
     const after = cursor === undefined ? undefined : openCursor(key, binding, cursor);
-    const rows = await this.rows(filter, limit + 1, after);
+    const rows = await this.rowsInParts(filter, limit + 1, after, options.readPart ?? limit + 1);
     const data = rows.slice(0, limit);
     const cursorAfter = (index: number) => sealCursor(key, binding, Date.parse(data[index].received_at), data[index].id);
     return { data, cursorAfter, nextCursor: rows.length > limit ? cursorAfter(data.length - 1) : null };
+  }
+
+  /**
+   * rows() for a large page: keyset queries of at most `part` rows each, one after the other, with a turn of the event
+   * loop between them (on SQLite a query holds the loop while it runs).
+   */
+  private async rowsInParts(filter: LeadFilter, limit: number, after: LeadPosition | undefined, part: number): Promise<LeadView[]> {
+    const rows: LeadView[] = [];
+    for (let position = after; rows.length < limit;) {
+      const want = Math.min(part, limit - rows.length);
+      const got = await this.rows(filter, want, position);
+      rows.push(...got);
+      if (got.length < want || rows.length === limit) break;
+      position = { receivedAt: Date.parse(got[got.length - 1].received_at), id: got[got.length - 1].id };
+      await nextTurn();
+    }
+    return rows;
   }
 
   /** Up to `limit` leads the filter selects, after the lead at `after`, in list order, without cursors. */

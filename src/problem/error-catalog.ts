@@ -48,6 +48,13 @@ export const ERROR_CATALOG = {
     description:
       'A query parameter is unknown, repeated, malformed or out of range, or a cursor is not one the service issued for these filters. Nothing was read.',
   },
+  invalid_cursor: {
+    status: 400,
+    title: 'Invalid cursor',
+    hint: 'Send the next_cursor of the page before, with the same e-mail address, or start again without a cursor.',
+    description:
+      'The cursor in the body was altered, or was given for another e-mail address (a data-subject access request pages only the person it began with). Nothing was read.',
+  },
   unsupported_identity_type: {
     status: 400,
     title: 'Unsupported identity type',
