@@ -10,6 +10,7 @@ import { Webhooks1764400000000 } from './1764400000000-webhooks.js';
 import { ConsentAndContext1764500000000 } from './1764500000000-consent-and-context.js';
 import { DataSubjectRequests1764600000000 } from './1764600000000-data-subject-requests.js';
 import { AgentRefreshTokens1764700000000 } from './1764700000000-agent-refresh-tokens.js';
+import { RegistrationAddresses1764960000000 } from './1764960000000-registration-addresses.js';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -22,4 +23,5 @@ export const MIGRATIONS = [
   ConsentAndContext1764500000000,
   DataSubjectRequests1764600000000,
   AgentRefreshTokens1764700000000,
+  RegistrationAddresses1764960000000,
 ];
