@@ -5,7 +5,7 @@ import { safeError } from '../logging/safe-error.js';
 import { AgentRegistration } from './agent-registration.entity.js';
 
 /** Registrations deleted per statement: one short transaction each, the event loop free between them. */
-export const PURGE_BATCH = 500;
+export const PURGE_BATCH = 100;
 /** How often each instance purges, after the purge at start. */
 export const PURGE_INTERVAL_MS = 3_600_000;
 
