@@ -5,7 +5,6 @@ import type { Response } from 'supertest';
 import type { Repository } from 'typeorm';
 import { LeadRetention } from '../src/data-subject/lead-retention.service.js';
 import { uuidv7 } from '../src/database/uuid-v7.js';
-import { AgentRegistration } from '../src/identity/agent-registration.entity.js';
 import { ConsentText } from '../src/leads/consent-text.entity.js';
 import { Lead } from '../src/leads/lead.entity.js';
 import { expectContract } from './support/contract.js';
@@ -78,6 +77,11 @@ describe('data-subject requests', () => {
     const res = await req.send(body).then(expectContract);
     expect(res.status).toBe(201);
     return res.body.id as string;
+  };
+  /** A registration through the API, as an agent makes one: its addresses go into the erasure's index. */
+  const register = async (body: Record<string, unknown>) => {
+    const res = await t.http.post('/api/v1/agent/identity').send(body).then(expectContract);
+    expect(res.status).toBe(200);
   };
   const messages = async (type: string) =>
     ((await t.dataSource.query(`SELECT payload FROM webhook_messages WHERE event_type = '${type}' ORDER BY id`)) as { payload: string }[]).map(
@@ -226,18 +230,12 @@ describe('data-subject requests', () => {
         await lead({ ...person, email: 'zuleica.q@example.org', consent_text: shared }),
       ];
       const other = await lead({ nome: 'Bento Ramalho', email: 'bento.r@example.org', legal_bases: GRANTED, consent_text: shared });
-      await t.app.get<Repository<AgentRegistration>>(getRepositoryToken(AgentRegistration)).insert({
-        id: uuidv7(),
+      await register({
         type: 'identity_assertion',
-        clientName: 'agente',
-        contacts: JSON.stringify(['ZULEICA.Q@example.org', 'ops@example.net']),
-        email: 'zuleica.q@EXAMPLE.org',
-        scopes: 'leads:write',
-        claimTokenHash: 'x'.repeat(64),
-        claimTokenExpiresAt: new Date(),
-        createdAt: new Date(),
-        revokedAt: null,
-        registeredFrom: null,
+        assertion_type: 'verified_email',
+        assertion: 'zuleica.q@EXAMPLE.org',
+        client_name: 'agente',
+        contacts: ['ZULEICA.Q@example.org', 'ops@example.net'],
       });
       // Three lead.received requests: the failed first one of the first lead, and the others; the first stays pending.
       await receiver.waitFor(3);
@@ -318,19 +316,7 @@ describe('data-subject requests', () => {
       await lead({ nome: 'Prévia Um', email: 'Previa.Pessoa@Example.net', legal_bases: GRANTED, consent_text: wording }, 'dsr-dry-1'),
       await lead({ nome: 'Prévia Dois', email: 'previa.pessoa@example.net' }),
     ];
-    await t.app.get<Repository<AgentRegistration>>(getRepositoryToken(AgentRegistration)).insert({
-      id: uuidv7(),
-      type: 'identity_assertion',
-      clientName: 'agente prévia',
-      contacts: JSON.stringify(['PREVIA.PESSOA@example.net']),
-      email: null,
-      scopes: 'leads:write',
-      claimTokenHash: 'y'.repeat(64),
-      claimTokenExpiresAt: new Date(),
-      createdAt: new Date(),
-      revokedAt: null,
-      registeredFrom: null,
-    });
+    await register({ type: 'anonymous', client_name: 'agente prévia', contacts: ['PREVIA.PESSOA@example.net'] });
     // The worker's fan-out marks each message; once it has, nothing but a request changes these tables.
     await eventually(
       async () => ((await t.dataSource.query('SELECT 1 FROM webhook_messages WHERE dispatched_at IS NULL')) as unknown[]).length === 0 || undefined,

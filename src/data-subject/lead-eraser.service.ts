@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata.js';
+import { takeRegistrationsNaming } from '../identity/registration-addresses.js';
 import { Lead } from '../leads/lead.entity.js';
 import { foldEmail } from '../leads/lead-rules.js';
 import { WebhookDispatcher } from '../webhooks/webhook-dispatcher.service.js';
@@ -157,12 +158,11 @@ export class LeadEraser {
 
   /**
    * Removes the address from agent registrations: from `contacts` (entries equal once case-folded), and `email` when it
-   * is that address. Registrations are few next to leads, and their addresses are not folded when stored, so they are
-   * compared here rather than by an index.
+   * is that address. The registrations that name it are found through the identity module's address index.
    */
   private *clearRegistrations(emailFolded: string): Steps<number> {
     const p = this.store.p.bind(this.store);
-    const rows = yield ['SELECT id, contacts, email FROM agent_registrations WHERE contacts IS NOT NULL OR email IS NOT NULL', []];
+    const rows = yield* takeRegistrationsNaming(emailFolded, p);
     let changed = 0;
     for (const row of rows) {
       const contacts = row.contacts === null ? null : (JSON.parse(row.contacts as string) as unknown[]);

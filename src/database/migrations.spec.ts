@@ -181,3 +181,89 @@ describe.each(kinds)('1764850000000-compatibility-addresses on %s, over leads st
     ]);
   });
 });
+
+describe.each(kinds)('1764960000000-registration-addresses on %s, over registrations stored before it', (kind) => {
+  let database: TestDatabase;
+  let dataSource: DataSource;
+  let config: AppConfig;
+  const at = MIGRATIONS.findIndex((migration) => migration.name.endsWith('1764960000000'));
+  const sql = (text: string) => (kind === 'postgres' ? text : text.replace(/\$\d+/g, '?'));
+  /** As the service stored timestamps before: Date on PostgreSQL, TypeORM's UTC text on SQLite. */
+  const time = (ms: number) => (kind === 'postgres' ? new Date(ms) : new Date(ms).toISOString().replace('T', ' ').replace('Z', ''));
+  const created = Date.parse('2026-11-20T10:00:00.000Z');
+  const HOUR = 3_600_000;
+
+  beforeAll(async () => {
+    database = await freshDatabase(kind);
+    config = loadConfig({ LOG_LEVEL: 'silent', ...database.env });
+    dataSource = await new DataSource({ ...dataSourceOptions(config), migrations: MIGRATIONS.slice(0, at) } as DataSourceOptions).initialize();
+  });
+  afterAll(async () => {
+    await dataSource?.destroy();
+    await database.drop();
+  });
+
+  it('indexes every address as the service folds it, across batches, and gives each registration the expiry of the last thing it was given', async () => {
+    await runMigrations(dataSource);
+    const registrations: [id: string, contacts: string[] | null, email: string | null][] = [
+      ['reg_greek', ['ΣΟΦΙΑ@Exemplo.gr', ' σοφια@exemplo.gr', 'Ops@Exemplo.gr'], 'Σοφια@exemplo.gr'],
+      ['reg_none', null, null],
+      ['reg_refreshed', null, 'İlkay@örnek.com.tr'],
+      ['reg_short', null, null],
+      ...Array.from({ length: 1203 }, (_, i): [string, string[], null] => [`reg_${String(i).padStart(4, '0')}`, [`JOÃO.${i}@Example.com`], null]),
+    ];
+    for (const [id, contacts, email] of registrations) {
+      await dataSource.query(
+        sql(`INSERT INTO agent_registrations (id, type, contacts, email, scopes, claim_token_hash, claim_token_expires_at, created_at)
+          VALUES ($1, 'anonymous', $2, $3, 'leads:write', 'h', $4, $5)`),
+        [id, contacts && JSON.stringify(contacts), email, time(created + 24 * HOUR), time(created)],
+      );
+    }
+    // A family rotated 40 days after the registration: its last token expires 30 days later, its last assertion
+    // (issued at that rotation) 4,620 seconds after it.
+    const rotated = created + 40 * 24 * HOUR;
+    // With one-second refresh tokens, the last assertion outlives the last token.
+    for (const [hash, registration, createdAt, lifetime] of [
+      ['t1', 'reg_refreshed', created, 30 * 24 * HOUR],
+      ['t2', 'reg_refreshed', rotated, 30 * 24 * HOUR],
+      ['t3', 'reg_short', rotated, 1000],
+    ] as const) {
+      await dataSource.query(sql('INSERT INTO agent_refresh_tokens (token_hash, registration_id, created_at, expires_at) VALUES ($1, $2, $3, $4)'), [
+        hash,
+        registration,
+        time(createdAt),
+        time(createdAt + lifetime),
+      ]);
+    }
+    await dataSource.destroy();
+    dataSource = await new DataSource(dataSourceOptions(config)).initialize();
+    await runMigrations(dataSource);
+
+    const addresses = (await dataSource.query('SELECT registration_id, email_folded FROM agent_registration_addresses')) as Record<string, string>[];
+    const byRegistration = new Map<string, string[]>();
+    for (const row of addresses) byRegistration.set(row.registration_id, [...(byRegistration.get(row.registration_id) ?? []), row.email_folded]);
+    expect(byRegistration.get('reg_greek')?.sort()).toEqual(['ops@exemplo.gr', 'σοφια@exemplo.gr']);
+    expect(byRegistration.has('reg_none')).toBe(false);
+    expect(byRegistration.get('reg_refreshed')).toEqual([foldEmail('İlkay@örnek.com.tr')]);
+    expect(addresses).toHaveLength(2 + 1 + 1203);
+    const wrong = registrations
+      .filter(([id]) => id.startsWith('reg_0') || id.startsWith('reg_1'))
+      .filter(([id, contacts]) => JSON.stringify(byRegistration.get(id)) !== JSON.stringify([foldEmail(contacts![0])]));
+    expect(wrong).toEqual([]);
+
+    const expiries = (await dataSource.query(sql('SELECT id, expires_at FROM agent_registrations WHERE id IN ($1, $2, $3)'), [
+      'reg_none',
+      'reg_refreshed',
+      'reg_short',
+    ])) as { id: string; expires_at: Date | string }[];
+    const expiry = (id: string) => {
+      const value = expiries.find((row) => row.id === id)!.expires_at;
+      return value instanceof Date ? value.getTime() : Date.parse(`${value.replace(' ', 'T')}Z`);
+    };
+    // Never refreshed: the claim token (24 h) outlives its first assertion.
+    expect(expiry('reg_none')).toBe(created + 24 * HOUR);
+    expect(expiry('reg_refreshed')).toBe(rotated + 30 * 24 * HOUR);
+    expect(expiry('reg_short')).toBe(rotated + 4620 * 1000);
+    expect(Number((await dataSource.query('SELECT COUNT(*) AS n FROM agent_registrations WHERE expires_at IS NULL'))[0].n)).toBe(0);
+  });
+});

@@ -38,6 +38,13 @@ export class AgentRegistration {
   @Column({ name: 'revoked_at', nullable: true, type: Date })
   revokedAt: Date | null;
 
+  /**
+   * When the last of its claim token, identity assertions (with the access tokens they give) and refresh tokens
+   * expires: moved on at each refresh; after it the registration is purged (RegistrationPurge).
+   */
+  @Column({ name: 'expires_at' })
+  expiresAt: Date;
+
   /** The client address (as the rate limiter keys it) that registered: its live registrations share one agent ceiling. */
   @Column({ type: 'text', name: 'registered_from', nullable: true })
   registeredFrom: string | null;

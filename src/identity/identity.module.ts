@@ -2,14 +2,16 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { OAuthModule } from '../oauth/oauth.module.js';
 import { AgentRefreshToken } from './agent-refresh-token.entity.js';
+import { AgentRegistrationAddress } from './agent-registration-address.entity.js';
 import { AgentRegistration } from './agent-registration.entity.js';
 import { IdentityController } from './identity.controller.js';
 import { IdentityService } from './identity.service.js';
 import { RefreshTokens } from './refresh-tokens.service.js';
+import { RegistrationPurge } from './registration-purge.service.js';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([AgentRegistration, AgentRefreshToken]), OAuthModule],
+  imports: [TypeOrmModule.forFeature([AgentRegistration, AgentRefreshToken, AgentRegistrationAddress]), OAuthModule],
   controllers: [IdentityController],
-  providers: [IdentityService, RefreshTokens],
+  providers: [IdentityService, RefreshTokens, RegistrationPurge],
 })
 export class IdentityModule {}

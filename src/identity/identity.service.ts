@@ -1,12 +1,16 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
 import { AGENT_SCOPES } from '../auth/scopes.js';
+import { EntityInsert, InsertStatement, runInOneTransaction } from '../database/insert-transaction.js';
 import { TokenService } from '../oauth/token.service.js';
+import { AgentRegistrationAddress } from './agent-registration-address.entity.js';
 import { AgentRegistration, RegistrationType } from './agent-registration.entity.js';
 import { parseIdentityRequest, RegistrationRequest } from './identity-request.js';
 import { RefreshTokens } from './refresh-tokens.service.js';
+import { registrationAddresses } from './registration-addresses.js';
+import { expiryAfterIssue } from './registration-lifetime.js';
 
 const CLAIM_TOKEN_LIFETIME_MS = 24 * 60 * 60 * 1000;
 
@@ -29,11 +33,19 @@ export interface IdentityResponse extends RefreshedIdentityResponse {
 
 @Injectable()
 export class IdentityService {
+  private readonly registrationInsert: EntityInsert<AgentRegistration>;
+  private readonly addressInsert: EntityInsert<AgentRegistrationAddress>;
+  private readonly insert: (statements: InsertStatement[]) => Promise<void>;
+
   constructor(
-    @InjectRepository(AgentRegistration) private readonly registrations: Repository<AgentRegistration>,
+    @InjectDataSource() dataSource: DataSource,
     private readonly tokens: TokenService,
     private readonly refreshTokens: RefreshTokens,
-  ) {}
+  ) {
+    this.registrationInsert = new EntityInsert(dataSource, AgentRegistration);
+    this.addressInsert = new EntityInsert(dataSource, AgentRegistrationAddress);
+    this.insert = runInOneTransaction(dataSource);
+  }
 
   /** A registration (anonymous, identity_assertion) or the refresh of one, as the body's `type` says. */
   async answer(body: Record<string, unknown>, registeredFrom: string): Promise<IdentityResponse | RefreshedIdentityResponse> {
@@ -42,12 +54,14 @@ export class IdentityService {
   }
 
   /**
-   * Stores a registration and answers with its service-signed assertion; the claim token and the first refresh token
-   * are shown once, kept as hashes.
+   * Stores a registration, with the addresses it names in the erasure's index (one transaction), and answers with its
+   * service-signed assertion; the claim token and the first refresh token are shown once, kept as hashes.
    */
   private async register(request: RegistrationRequest, registeredFrom: string): Promise<IdentityResponse> {
     const now = new Date();
     const claimToken = `clm_${randomBytes(24).toString('base64url')}`;
+    const claimTokenExpiresAt = new Date(now.getTime() + CLAIM_TOKEN_LIFETIME_MS);
+    const refreshExpiresAt = this.refreshTokens.expiryOfIssuedAt(now);
     const registration: AgentRegistration = {
       id: `reg_${randomBytes(16).toString('base64url')}`,
       type: request.type,
@@ -56,12 +70,14 @@ export class IdentityService {
       email: request.email ?? null,
       scopes: AGENT_SCOPES.join(' '),
       claimTokenHash: createHash('sha256').update(claimToken).digest('hex'),
-      claimTokenExpiresAt: new Date(now.getTime() + CLAIM_TOKEN_LIFETIME_MS),
+      claimTokenExpiresAt,
       createdAt: now,
       revokedAt: null,
+      expiresAt: new Date(Math.max(claimTokenExpiresAt.getTime(), expiryAfterIssue(now, refreshExpiresAt).getTime())),
       registeredFrom,
     };
-    await this.registrations.insert(registration);
+    const addresses = registrationAddresses(request.contacts, request.email).map((emailFolded) => ({ registrationId: registration.id, emailFolded }));
+    await this.insert([...this.registrationInsert.statements([registration]), ...(addresses.length ? this.addressInsert.statements(addresses) : [])]);
     const refresh = await this.refreshTokens.issue(registration.id, now);
     const { assertion, expiresAt } = await this.tokens.signAssertion(registration);
     return {

@@ -9,6 +9,7 @@ import { AppError } from '../problem/app-error.js';
 import { SecretBox } from '../secrets/secret-box.js';
 import { AgentRefreshToken, REFRESH_TOKEN_PREFIX, refreshTokenHash } from './agent-refresh-token.entity.js';
 import { AgentRegistration } from './agent-registration.entity.js';
+import { expiryAfterIssue } from './registration-lifetime.js';
 
 export interface IssuedRefreshToken {
   refreshToken: string;
@@ -47,10 +48,15 @@ export class RefreshTokens implements OnModuleInit, OnModuleDestroy {
     clearInterval(this.purgeTimer);
   }
 
+  /** When a token issued at `now` expires. */
+  expiryOfIssuedAt(now: Date): Date {
+    return new Date(now.getTime() + this.ttlMs);
+  }
+
   /** The first token of a registration's family. */
   async issue(registrationId: string, now: Date): Promise<IssuedRefreshToken> {
     const refreshToken = `${REFRESH_TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`;
-    const expiresAt = new Date(now.getTime() + this.ttlMs);
+    const expiresAt = this.expiryOfIssuedAt(now);
     await this.tokens.insert({ tokenHash: refreshTokenHash(refreshToken), registrationId, createdAt: now, expiresAt, rotatedAt: null });
     return { refreshToken, expiresAt };
   }
@@ -87,12 +93,15 @@ export class RefreshTokens implements OnModuleInit, OnModuleDestroy {
    * request's UPDATE and its INSERT. Both write the same values, derived from the rotation time.
    */
   private async storeSuccessor(refreshToken: string, registrationId: string, rotatedAt: Date): Promise<IssuedRefreshToken> {
-    const expiresAt = new Date(rotatedAt.getTime() + this.ttlMs);
+    const expiresAt = this.expiryOfIssuedAt(rotatedAt);
     await this.tokens
       .insert({ tokenHash: refreshTokenHash(refreshToken), registrationId, createdAt: rotatedAt, expiresAt, rotatedAt: null })
       .catch((error: unknown) => {
         if (!isUniqueViolation(error)) throw error;
       });
+    // The new assertion and this token keep the registration from the purge until they expire.
+    const registrationExpires = expiryAfterIssue(rotatedAt, expiresAt);
+    await this.registrations.update({ id: registrationId, expiresAt: LessThan(registrationExpires) }, { expiresAt: registrationExpires });
     return { refreshToken, expiresAt };
   }
 

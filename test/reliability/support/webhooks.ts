@@ -28,11 +28,11 @@ export const LEASE_MS = 2_000 + 15_000;
 const CLIENTS_COMMAND = fileURLToPath(new URL('../../../dist/src/oauth/operator-clients.command.js', import.meta.url));
 
 /**
- * An operator access token with scope `webhooks:manage`, the way an operator gets one: `npm run clients:create` (its
- * built command, on the scenario's database) for the client, then the client-credentials grant over HTTP.
+ * An operator access token with `scope` (`webhooks:manage` unless said), the way an operator gets one: `npm run
+ * clients:create` (its built command, on the scenario's database) for the client, then the client-credentials grant over HTTP.
  */
-export async function operatorToken(client: HttpClient, databaseEnv: Record<string, string>): Promise<string> {
-  const { stdout } = await promisify(execFile)(process.execPath, [CLIENTS_COMMAND, 'create', '--name', 'reliability webhooks', '--scope', 'webhooks:manage'], {
+export async function operatorToken(client: HttpClient, databaseEnv: Record<string, string>, scope = 'webhooks:manage'): Promise<string> {
+  const { stdout } = await promisify(execFile)(process.execPath, [CLIENTS_COMMAND, 'create', '--name', `reliability ${scope}`, '--scope', scope], {
     env: { PATH: process.env.PATH, ...databaseEnv, SECRETS_KEY, LOG_LEVEL: 'warn' },
   });
   const { client_id, client_secret } = JSON.parse(stdout.trim().split('\n').at(-1)!) as { client_id: string; client_secret: string };
