@@ -69,8 +69,9 @@ export class LeadValidationService {
       // An array's includes(), not a lookup: a plain object would take toString, constructor or __proto__ for members.
       if (!MEMBER_ORDER.includes(key)) errors.push({ pointer: `/${escapePointer(key)}`, code: 'unknown_field', detail: `${key} is not a lead field.` });
     }
-    // fieldFailure straight, not through a class-validator DTO: validateSync cost ~4.5 of a lead's ~150 µs (3% CPU,
-    // micro-benchmark and bench/run.mjs --against, 2026-11-27) to call the same function once per field.
+    // fieldFailure straight, not through a class-validator DTO that called it once per field anyway: validateSync
+    // cost ~4.5 µs a lead alone and GC besides; without it (and with nfc()'s ASCII path, ~1 µs) a lead took 6–15% less
+    // CPU (4 A/B runs, both builds at once on CPU 0, load 5–6.5, 2026-11-27; lead-validation.service.spec.ts).
     for (const field of LEAD_FIELD_NAMES) {
       const code = fieldFailure(field, body[field]);
       if (code) errors.push({ pointer: `/${field}`, code, detail: describe(code, field, LEAD_FIELDS[field], body[field] as string) });
