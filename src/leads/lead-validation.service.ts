@@ -70,8 +70,8 @@ export class LeadValidationService {
       if (!MEMBER_ORDER.includes(key)) errors.push({ pointer: `/${escapePointer(key)}`, code: 'unknown_field', detail: `${key} is not a lead field.` });
     }
     // fieldFailure straight, not through a class-validator DTO that called it once per field anyway: validateSync
-    // cost ~4.5 µs a lead alone and GC besides; without it (and with nfc()'s ASCII path, ~1 µs) a lead took 6–15% less
-    // CPU (4 A/B runs, both builds at once on CPU 0, load 5–6.5, 2026-11-27; lead-validation.service.spec.ts).
+    // cost ~4.5 µs a lead alone and GC besides; without it (and with nfc()'s ASCII path, ~1 µs) a lead took 6–13% less
+    // CPU, median 11% (6 A/B runs, both builds at once on CPU 0, load 4.8–6.5, 2026-11-27; lead-validation.service.spec.ts).
     for (const field of LEAD_FIELD_NAMES) {
       const code = fieldFailure(field, body[field]);
       if (code) errors.push({ pointer: `/${field}`, code, detail: describe(code, field, LEAD_FIELDS[field], body[field] as string) });
