@@ -8,7 +8,7 @@ import { LeadValidationService } from './lead-validation.service.js';
 
 /**
  * The contract is the source of truth (docs/decisions/0018-the-contract-is-the-source-of-truth.md): the lead rules in
- * code (LeadValidationService + the class-validator DTO) accept and reject exactly what the contract's LeadInput schema
+ * code (LeadValidationService and lead-rules.ts) accept and reject exactly what the contract's LeadInput schema
  * accepts and rejects, over the contract's own examples, over generated inputs aimed at every boundary of the lead
  * rules (docs/decisions/0002-lead-fields-and-normalisation.md), and over a table of hand-picked cases.
  */

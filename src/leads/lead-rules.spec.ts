@@ -5,7 +5,10 @@ import {
   CONSENT_MAX_MARKS,
   fieldFailure,
   foldEmail,
+  LEAD_FIELD_NAMES,
+  nfc,
   normaliseEmail,
+  normaliseField,
 } from './lead-rules.js';
 
 /** Every code point but the surrogates, as a one-character string. */
@@ -82,5 +85,48 @@ describe('consent wordings: what two wordings that look the same may not differ 
     expect(CONSENT_MARK_RUN.test(`x${'\u0336'.repeat(CONSENT_MAX_MARKS)} y\u0301`)).toBe(false);
     // Vietnamese, decomposed: two marks on a letter.
     expect(CONSENT_MARK_RUN.test('Vie\u0323\u0302t Nam')).toBe(false);
+  });
+});
+
+describe('the ASCII fast path of normalisation (skips ICU for ASCII text)', () => {
+  it('holds only while every ASCII character is its own NFC and NFKC (a Unicode or ICU update would fail here)', () => {
+    for (let cp = 0; cp < 0x80; cp++) {
+      const character = String.fromCharCode(cp);
+      expect([character.normalize('NFC'), character.normalize('NFKC')]).toEqual([character, character]);
+    }
+  });
+
+  it.each([
+    ['e\u0301 acento', '\u00e9 acento'], // a decomposed é, composed
+    ['Jose\u0301 da Silva', 'Jos\u00e9 da Silva'],
+    ['\u212Aelvin', 'Kelvin'], // NFC's singleton: the Kelvin sign becomes K
+    ['plain ascii', 'plain ascii'],
+  ])('nfc(%j) is %j, as String.prototype.normalize gives it', (input, expected) => {
+    expect(nfc(input)).toBe(expected);
+    expect(nfc(input)).toBe(input.normalize('NFC'));
+  });
+
+  it('stores every field, and folds every address, as the full Unicode path would', () => {
+    const values = [
+      '  Maria   Fernanda Souza ',
+      'Olá!\nPodem me ligar?',
+      'Zo\u0308e Ma\u0301rio',
+      'ana@E\u0301XEMPLO.com.br',
+      'Ana@Exemplo.COM.br',
+      '\u212Aate@x.com.br',
+    ];
+    for (const name of LEAD_FIELD_NAMES) {
+      for (const value of values) {
+        const slow = value.trim().normalize('NFC');
+        const expected = name === 'email' ? slow.slice(0, slow.lastIndexOf('@')) + slow.slice(slow.lastIndexOf('@')).toLowerCase() : slow;
+        const collapsed = name === 'nome' || name === 'empresa' ? expected.replace(/\s+/gu, ' ') : expected;
+        expect(normaliseField(name, value)).toBe(collapsed);
+      }
+    }
+    expect(foldEmail('Ana@Exemplo.COM.br')).toBe('ana@exemplo.com.br');
+    expect(foldEmail('Ze\u0301@Exemplo.com.br')).toBe('z\u00e9@exemplo.com.br');
+    expect(compatibilityCharacter('ana@exemplo.com.br')).toBeUndefined();
+    expect(compatibilityCharacter('ana@\uFB01rma.com.br')).toBe('\uFB01');
+    expect(compatibilityCharacter('\u{1D55C}ate@x.com.br')).toBe('\u{1D55C}'); // an astral one: 𝕜, mathematical k
   });
 });
