@@ -189,6 +189,7 @@ describe('data-subject requests', () => {
           agent_registrations: 1,
         },
         dry_run: false,
+        ids_truncated: false,
       });
       expect(res.body.lead_ids).toHaveLength(2);
 
@@ -271,6 +272,7 @@ describe('data-subject requests', () => {
       lead_ids: expect.arrayContaining(ids),
       counts,
       dry_run: true,
+      ids_truncated: false,
     });
     expect(dry.body.lead_ids).toHaveLength(2);
 
@@ -288,6 +290,32 @@ describe('data-subject requests', () => {
     const erased = await call('erasure', { email: 'previa.pessoa@example.net', dry_run: false }, eraser);
     expect(erased.body).toMatchObject({ type: 'erasure', counts, dry_run: false });
     expect([...erased.body.lead_ids].sort()).toEqual([...dry.body.lead_ids].sort());
+  });
+
+  it('an erasure of more than 1,000 leads lists the first 1,000 ids and says so; the audit keeps every id in one row', async () => {
+    const email = `muitos.${uuidv7()}@example.com`;
+    const rows = Array.from({ length: 1_050 }, (_, i) => storedLead(i, { email, receivedAt: new Date(Date.now() - i) }));
+    const repo = t.app.get<Repository<Lead>>(getRepositoryToken(Lead));
+    for (let start = 0; start < rows.length; start += 50) await repo.insert(rows.slice(start, start + 50));
+    const all = rows.map((row) => row.id).sort();
+
+    const dry = await call('erasure', { email, dry_run: true }, eraser);
+    expect(dry.body).toMatchObject({ dry_run: true, ids_truncated: true, counts: { leads: 1_050 } });
+    expect(dry.body.lead_ids).toHaveLength(1_000);
+
+    const res = await call('erasure', { email }, eraser);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ dry_run: false, ids_truncated: true, counts: { leads: 1_050 } });
+    expect(res.body.lead_ids).toHaveLength(1_000);
+    expect(all).toEqual(expect.arrayContaining(res.body.lead_ids));
+    const audits = await t.dataSource.query(
+      `SELECT * FROM data_subject_requests WHERE requested_at = ${Date.parse(res.body.requested_at)} AND type <> 'erasure_dry_run'`,
+    );
+    expect(audits.map((row: { id: string; type: string }) => [row.id, row.type])).toEqual([[res.body.request_id, 'erasure']]);
+    expect([...JSON.parse(audits[0].lead_ids)].sort()).toEqual(all);
+
+    const small = await call('erasure', { email: `poucos.${uuidv7()}@example.com` }, eraser);
+    expect(small.body).toMatchObject({ lead_ids: [], ids_truncated: false });
   });
 
   it('dry_run must be a boolean, and only an erasure takes it', async () => {

@@ -30,6 +30,9 @@ export interface ErasedBatch {
   counts: ErasureCounts;
 }
 
+/** Statements that record a batch (its audit row) in the batch's own transaction, run after its deletes. */
+export type BatchRecord = (batch: ErasedBatch) => Steps<void>;
+
 /** What an erased idempotency key holds for its lead: no lead (the column is a NOT NULL uuid on PostgreSQL). */
 export const NIL_UUID = '00000000-0000-0000-0000-000000000000';
 
@@ -74,12 +77,21 @@ export class LeadEraser {
 
   /**
    * Erases up to ERASURE_BATCH leads of the selection; with `registrationsOf`, also clears that address (case-folded)
-   * from agent registrations. Returns what it removed; no lead left means the selection is done.
+   * from agent registrations; with `record`, writes what it removed (the audit) in the same transaction, so that a
+   * process killed at any point leaves no erased lead unrecorded. Returns what it removed; no lead left means the
+   * selection is done.
    */
-  async eraseBatch(selection: ErasureSelection, reason: ErasureReason, registrationsOf?: string): Promise<ErasedBatch> {
+  async eraseBatch(selection: ErasureSelection, reason: ErasureReason, registrationsOf?: string, record?: BatchRecord): Promise<ErasedBatch> {
     const now = Date.now();
     const cutoff = 'receivedBefore' in selection ? this.dataSource.driver.preparePersistentValue(selection.receivedBefore, this.receivedAt) : undefined;
-    const result = await this.store.transaction(() => this.batchSteps(selection, cutoff, reason, now, registrationsOf));
+    const result = await this.store.transaction(
+      function* (this: LeadEraser) {
+        const batch = yield* this.batchSteps(selection, cutoff, reason, now, registrationsOf);
+        if (record && (batch.leadIds.length || batch.counts.agent_registrations)) yield* record(batch);
+        return batch;
+      }.bind(this),
+      { secureDelete: true },
+    );
     this.dispatcher.forget(result.messageIds);
     if (result.leadIds.length) this.dispatcher.wake();
     return { leadIds: result.leadIds, counts: result.counts };
