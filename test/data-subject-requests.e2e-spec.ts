@@ -1,5 +1,8 @@
 /** @database erasure, retention, two instances erasing at once */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { getRepositoryToken } from '@nestjs/typeorm';
+import Database from 'better-sqlite3';
 import type { Response } from 'supertest';
 import type { Repository } from 'typeorm';
 import { LeadRetention } from '../src/data-subject/lead-retention.service.js';
@@ -190,6 +193,8 @@ describe('data-subject requests', () => {
         },
         dry_run: false,
         ids_truncated: false,
+        // PostgreSQL does not overwrite what it deletes: never scrubbed (/docs/privacy).
+        scrubbed: !ON_POSTGRES,
       });
       expect(res.body.lead_ids).toHaveLength(2);
 
@@ -367,6 +372,82 @@ describe('data-subject requests', () => {
     expect((await view(later)).legal_bases[0]).toMatchObject({ status: 'granted', revoked_at: null });
     const again = await call('consent-revocation', { email: 'renata.r@example.com' }, eraser);
     expect(again.body.counts).toEqual({ leads: 3, revoked: 1 });
+  });
+});
+
+describe('erasure on disk', () => {
+  itIf('sqlite')('leaves none of the person in the SQLite file or its WAL, outbox and idempotency rows included', async () => {
+    const t = await startTestApp(FAST);
+    const receiver = await WebhookReceiver.start();
+    try {
+      const eraser = await operatorToken(t, 'leads:erase');
+      const manager = await operatorToken(t, 'webhooks:manage');
+      expect((await t.http.post('/api/v1/webhooks').set('Authorization', `Bearer ${manager}`).send({ url: receiver.url })).status).toBe(201);
+      const person = {
+        nome: 'Iracema Quintela',
+        email: 'Iracema.Quintela@Exemplo.net',
+        telefone: '+55 (21) 98888-4321',
+        mensagem: 'Sou Iracema Quintela e quero uma proposta.',
+        legal_bases: GRANTED,
+        consent_text: 'Eu, Iracema Quintela, aceito receber comunicações.',
+      };
+      // Hers and others', interleaved, so that her rows share pages with rows that stay.
+      for (let i = 0; i < 150; i++) {
+        const own = await t.http.post('/api/v1/lead').set('Idempotency-Key', `disco-${i}`).send(person);
+        expect(own.status).toBe(201);
+        const other = await t.http.post('/api/v1/lead').send({ nome: `Outra Pessoa ${i}`, email: `outra${i}@exemplo.net`, telefone: '+55 11 3333-4444' });
+        expect(other.status).toBe(201);
+      }
+      await receiver.waitFor(300, 30_000);
+      const files = () =>
+        ['leads.sqlite', 'leads.sqlite-wal']
+          .map((name) => join(t.config.dataDir, name))
+          .filter((file) => existsSync(file))
+          .map((file) => readFileSync(file).toString('latin1').toLowerCase());
+      const needles = ['iracema.quintela@exemplo.net', 'iracema quintela', 'quintela', '+5521988884321', '(21) 98888-4321', '98888-4321'];
+      const found = () => needles.filter((needle) => files().some((bytes) => bytes.includes(needle)));
+      expect(found()).toEqual(needles);
+
+      const res = await t.http
+        .post('/api/v1/data-subject-requests/erasure')
+        .set('Authorization', `Bearer ${eraser}`)
+        .send({ email: person.email })
+        .then(expectContract);
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ counts: { leads: 150, webhook_messages: 150, idempotency_keys: 150 }, scrubbed: true });
+      expect(found()).toEqual([]);
+      expect(files().join('')).toContain('outra149@exemplo.net');
+    } finally {
+      await receiver.close();
+      await t.close();
+    }
+  });
+});
+
+describe('erasure with a reader on the WAL', () => {
+  itIf('sqlite')('answers scrubbed: false while another connection’s reader holds the WAL, and true once it is gone', async () => {
+    const t = await startTestApp({ WEBHOOK_WORKER: 'false' });
+    const reader = new Database(join(t.config.dataDir, 'leads.sqlite'), { readonly: true });
+    try {
+      const eraser = await operatorToken(t, 'leads:erase');
+      for (let i = 0; i < 3; i++) expect((await t.http.post('/api/v1/lead').send({ nome: 'Leitor', email: 'leitor@exemplo.net' })).status).toBe(201);
+      // A read transaction started before the erasure: the checkpoint cannot take the WAL frames after its snapshot.
+      reader.exec('BEGIN');
+      reader.prepare('SELECT COUNT(*) FROM leads').get();
+      const erase = () =>
+        t.http
+          .post('/api/v1/data-subject-requests/erasure')
+          .set('Authorization', `Bearer ${eraser}`)
+          .send({ email: 'leitor@exemplo.net' })
+          .then(expectContract);
+      const held = await erase();
+      expect(held.body).toMatchObject({ counts: { leads: 3 }, scrubbed: false });
+      reader.exec('COMMIT');
+      expect((await erase()).body).toMatchObject({ counts: { leads: 0 }, scrubbed: true });
+    } finally {
+      reader.close();
+      await t.close();
+    }
   });
 });
 

@@ -34,6 +34,8 @@ export interface AccessReceipt extends Receipt<{ leads: number; consent_texts: n
 export interface ErasureReceipt extends Receipt<ErasureCounts> {
   dry_run: boolean;
   ids_truncated: boolean;
+  /** An erasure (not a dry run): true when its bytes were overwritten in the database's files before the answer. */
+  scrubbed?: boolean;
 }
 
 /** Lead ids an erasure receipt lists at most: the answer stays small however many leads the person had. */
@@ -136,7 +138,9 @@ export class DataSubjectService {
         yield this.auditRow(id, 'erasure', subject, caller, requestedAt, completedAt, leadIds, counts);
       }.bind(this),
     );
-    return boundedIds(this.receipt(id, 'erasure', requestedAt, completedAt, leadIds, counts), false);
+    // The answer waits for the scrub: `scrubbed` says whether the erased bytes are gone from the files.
+    const scrubbed = await this.eraser.scrub();
+    return { ...boundedIds(this.receipt(id, 'erasure', requestedAt, completedAt, leadIds, counts), false), scrubbed };
   }
 
   async revoke(body: Record<string, unknown>, caller: Caller): Promise<RevocationReceipt> {

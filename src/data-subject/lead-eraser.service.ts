@@ -1,14 +1,24 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata.js';
+import { SQLITE_BUSY_TIMEOUT_MS } from '../database/data-source.js';
 import { Lead } from '../leads/lead.entity.js';
 import { foldEmail } from '../leads/lead-rules.js';
 import { WebhookDispatcher } from '../webhooks/webhook-dispatcher.service.js';
+import { safeError } from '../logging/safe-error.js';
 import { Steps, WebhookStore } from '../webhooks/webhook-store.js';
 
 /** Leads erased per transaction: one person's leads are usually one batch; retention takes the expired ones in these steps. */
 export const ERASURE_BATCH = 100;
+
+/** SQLite: WAL checkpoints tried before an erasure answers `scrubbed: false` (a reader holds the WAL), and the wait before each retry. */
+const CHECKPOINT_ATTEMPTS = 5;
+const CHECKPOINT_RETRY_MS = 50;
+/** The tables an erasure deletes from or rewrites: PostgreSQL's VACUUM after it. */
+const ERASED_TABLES = ['leads', 'webhook_messages', 'webhook_deliveries', 'webhook_attempts', 'consent_texts', 'idempotency_keys', 'agent_registrations'];
+/** A VACUUM may take long on big tables; it runs off the request path, so the pool's 10 s bound is lifted for it. */
+const VACUUM_TIMEOUT_MS = 60 * 60 * 1000;
 
 export type ErasureReason = 'data_subject_request' | 'retention';
 
@@ -65,7 +75,11 @@ class RolledBack extends Error {
  */
 @Injectable()
 export class LeadEraser {
+  private readonly logger = new Logger('Erasure');
   private readonly receivedAt: ColumnMetadata;
+  /** The VACUUM under way, and whether another erasure finished meanwhile (one more VACUUM then, not one each). */
+  private vacuuming?: Promise<void>;
+  private vacuumAgain = false;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -90,11 +104,74 @@ export class LeadEraser {
         if (record && (batch.leadIds.length || batch.counts.agent_registrations)) yield* record(batch);
         return batch;
       }.bind(this),
-      { secureDelete: true },
     );
     this.dispatcher.forget(result.messageIds);
     if (result.leadIds.length) this.dispatcher.wake();
     return { leadIds: result.leadIds, counts: result.counts };
+  }
+
+  /**
+   * After an erasure, what its deletes left on disk. SQLite: the deleted bytes were zeroed in the pages (the connection
+   * runs with secure_delete on: data-source.ts); the WAL still holds the old pages, so it is checkpointed into the file and truncated. A reader in
+   * another process can hold the WAL: the checkpoint does not wait for it (busy_timeout 0, the event loop stays free) but
+   * is tried again a few times. True when the WAL was emptied. PostgreSQL neither zeroes dead tuples nor its WAL: a VACUUM
+   * of the touched tables is started, not awaited (errors logged), and the answer is false (/docs/privacy says what
+   * remains and for how long).
+   */
+  async scrub(): Promise<boolean> {
+    if (this.store.postgres) {
+      this.vacuumSoon();
+      return false;
+    }
+    const db = this.store.sqlite();
+    for (let attempt = 1; attempt <= CHECKPOINT_ATTEMPTS; attempt++) {
+      db.pragma('busy_timeout = 0');
+      try {
+        const [result] = db.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[];
+        if (result?.busy === 0) return true;
+      } catch (error) {
+        if ((error as { code?: string }).code !== 'SQLITE_BUSY') throw error;
+      } finally {
+        db.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
+      }
+      if (attempt < CHECKPOINT_ATTEMPTS) await new Promise((resolve) => setTimeout(resolve, CHECKPOINT_RETRY_MS * attempt));
+    }
+    return false;
+  }
+
+  /** One VACUUM of the erased tables after the current tick (after the answer is written); one at a time. */
+  private vacuumSoon(): void {
+    if (this.vacuuming) {
+      this.vacuumAgain = true;
+      return;
+    }
+    this.vacuuming = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() => this.vacuum())
+      .catch((error: unknown) => this.logger.warn({ error: safeError(error) }, 'VACUUM after an erasure failed'))
+      .finally(() => {
+        this.vacuuming = undefined;
+        if (this.vacuumAgain) {
+          this.vacuumAgain = false;
+          this.vacuumSoon();
+        }
+      });
+  }
+
+  private async vacuum(): Promise<void> {
+    const runner = this.dataSource.createQueryRunner();
+    try {
+      const client = (await runner.connect()) as { query(config: { text: string; query_timeout: number }): Promise<unknown> };
+      await client.query({ text: 'SET statement_timeout = 0', query_timeout: VACUUM_TIMEOUT_MS });
+      await client.query({ text: `VACUUM ${ERASED_TABLES.join(', ')}`, query_timeout: VACUUM_TIMEOUT_MS });
+      await client.query({ text: 'RESET statement_timeout', query_timeout: VACUUM_TIMEOUT_MS });
+    } finally {
+      await runner.release();
+    }
+  }
+
+  /** The VACUUM under way, if any (tests, shutdown). */
+  async vacuumed(): Promise<void> {
+    while (this.vacuuming) await this.vacuuming;
   }
 
   /**

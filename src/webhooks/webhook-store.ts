@@ -75,30 +75,20 @@ export class WebhookStore {
     return (this.postgres && Array.isArray(rows) && Array.isArray(rows[0]) ? rows[0] : rows) as T[];
   }
 
-  /**
-   * `secureDelete`: on SQLite, the transaction runs with `secure_delete = ON`, so the bytes it deletes are overwritten
-   * with zeros (an erasure). The connection is shared with every request; the pragma goes on and off again in the same
-   * synchronous stretch as the transaction, so no other statement runs with it.
-   */
-  async transaction<T>(steps: () => Steps<T>, { secureDelete = false } = {}): Promise<T> {
+  async transaction<T>(steps: () => Steps<T>): Promise<T> {
     if (!this.postgres) {
       const db = this.sqlite();
       if (db.inTransaction) throw new Error('a transaction is already open on the SQLite connection');
-      if (secureDelete) db.pragma('secure_delete = ON');
-      try {
-        return db.transaction(() => {
-          const run = steps();
-          let next = run.next([]);
-          while (!next.done) {
-            const [sql, params] = next.value;
-            const statement = this.prepared(db, sql);
-            next = run.next(statement.reader ? (statement.all(params) as Record<string, unknown>[]) : (statement.run(params), []));
-          }
-          return next.value;
-        })();
-      } finally {
-        if (secureDelete) db.pragma('secure_delete = OFF');
-      }
+      return db.transaction(() => {
+        const run = steps();
+        let next = run.next([]);
+        while (!next.done) {
+          const [sql, params] = next.value;
+          const statement = this.prepared(db, sql);
+          next = run.next(statement.reader ? (statement.all(params) as Record<string, unknown>[]) : (statement.run(params), []));
+        }
+        return next.value;
+      })();
     }
     const runner = this.dataSource.createQueryRunner();
     try {
