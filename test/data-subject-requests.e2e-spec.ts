@@ -5,6 +5,7 @@ import { getRepositoryToken } from '@nestjs/typeorm';
 import Database from 'better-sqlite3';
 import type { Response } from 'supertest';
 import type { Repository } from 'typeorm';
+import { LeadEraser } from '../src/data-subject/lead-eraser.service.js';
 import { LeadRetention } from '../src/data-subject/lead-retention.service.js';
 import { uuidv7 } from '../src/database/uuid-v7.js';
 import { AgentRegistration } from '../src/identity/agent-registration.entity.js';
@@ -144,7 +145,8 @@ describe('data-subject requests', () => {
       const endpoint = await t.http.post('/api/v1/webhooks').set('Authorization', `Bearer ${manager}`).send({ url: receiver.url }).then(expectContract);
       expect(endpoint.body.events).toEqual(['lead.received', 'lead.erased', 'consent.revoked']);
       const shared = `Aceito comunicações (compartilhado ${uuidv7()}).`;
-      const own = `Aceito comunicações (só dela ${uuidv7()}).`;
+      // A wording that quotes her: it goes with her leads (no other lead names it).
+      const own = `Eu, Zuleica Quixadá, aceito comunicações (${uuidv7()}).`;
       const person = { nome: 'Zuleica Quixadá', telefone: '+55 (11) 97777-1234', legal_bases: GRANTED };
       const ids = [
         await lead({ ...person, email: 'Zuleica.Q@Example.org', consent_text: own }, 'dsr-key-1'),
@@ -154,7 +156,7 @@ describe('data-subject requests', () => {
       await t.app.get<Repository<AgentRegistration>>(getRepositoryToken(AgentRegistration)).insert({
         id: uuidv7(),
         type: 'identity_assertion',
-        clientName: 'agente',
+        clientName: 'Assistente da Zuleica',
         contacts: JSON.stringify(['ZULEICA.Q@example.org', 'ops@example.net']),
         email: 'zuleica.q@EXAMPLE.org',
         scopes: 'leads:write',
@@ -221,9 +223,21 @@ describe('data-subject requests', () => {
         .then(expectContract);
       expectProblem(retry, 410, 'lead_erased');
       expect(JSON.stringify(await t.dataSource.query('SELECT * FROM leads')).toLowerCase()).toBe(leads);
-      const [key] = await t.dataSource.query("SELECT * FROM idempotency_keys WHERE key = 'dsr-key-1'");
-      expect(key).toMatchObject({ fingerprint: '', lead_id: '00000000-0000-0000-0000-000000000000', response_body: null });
-      expect(Boolean(key.erased)).toBe(true);
+      // The key is kept only as a hash of the caller's scope (here an address) and the key text.
+      const keys = (await t.dataSource.query('SELECT * FROM idempotency_keys')) as Record<string, unknown>[];
+      expect(JSON.stringify(keys)).not.toMatch(/dsr-key-1|127\.0\.0\.1|ip:/);
+      expect(keys).toEqual([
+        expect.objectContaining({
+          scope: 'erased',
+          key: expect.stringMatching(/^[0-9a-f]{64}$/),
+          fingerprint: '',
+          lead_id: '00000000-0000-0000-0000-000000000000',
+          response_body: null,
+        }),
+      ]);
+      expect(Boolean(keys[0].erased)).toBe(true);
+      const [registration] = await t.dataSource.query("SELECT client_name, contacts FROM agent_registrations WHERE contacts LIKE '%ops@example.net%'");
+      expect(registration).toEqual({ client_name: null, contacts: JSON.stringify(['ops@example.net']) });
 
       const [audit] = await t.dataSource.query(`SELECT * FROM data_subject_requests WHERE id = '${res.body.request_id}'`);
       expect(audit).toMatchObject({ type: 'erasure', client_id: 'op_privacy' });
@@ -404,7 +418,7 @@ describe('erasure on disk', () => {
           .map((name) => join(t.config.dataDir, name))
           .filter((file) => existsSync(file))
           .map((file) => readFileSync(file).toString('latin1').toLowerCase());
-      const needles = ['iracema.quintela@exemplo.net', 'iracema quintela', 'quintela', '+5521988884321', '(21) 98888-4321', '98888-4321'];
+      const needles = ['iracema.quintela@exemplo.net', 'iracema quintela', 'quintela', 'disco-7', '+5521988884321', '(21) 98888-4321', '98888-4321'];
       const found = () => needles.filter((needle) => files().some((bytes) => bytes.includes(needle)));
       expect(found()).toEqual(needles);
 
@@ -419,6 +433,33 @@ describe('erasure on disk', () => {
       expect(files().join('')).toContain('outra149@exemplo.net');
     } finally {
       await receiver.close();
+      await t.close();
+    }
+  });
+});
+
+describe('erasure on PostgreSQL', () => {
+  itIf('postgres')('answers scrubbed: false and VACUUMs the tables it touched after the answer', async () => {
+    const t = await startTestApp({ WEBHOOK_WORKER: 'false' });
+    try {
+      const eraser = await operatorToken(t, 'leads:erase');
+      expect((await t.http.post('/api/v1/lead').send({ nome: 'Vácuo', email: 'vacuo@exemplo.net' })).status).toBe(201);
+      const vacuumed = async () =>
+        (
+          (await t.dataSource.query(
+            "SELECT relname FROM pg_stat_user_tables WHERE schemaname = current_schema() AND relname IN ('leads', 'idempotency_keys') AND last_vacuum IS NOT NULL ORDER BY relname",
+          )) as { relname: string }[]
+        ).map((row) => row.relname);
+      expect(await vacuumed()).toEqual([]);
+      const res = await t.http
+        .post('/api/v1/data-subject-requests/erasure')
+        .set('Authorization', `Bearer ${eraser}`)
+        .send({ email: 'vacuo@exemplo.net' })
+        .then(expectContract);
+      expect(res.body).toMatchObject({ counts: { leads: 1 }, scrubbed: false });
+      await t.app.get(LeadEraser).vacuumed();
+      expect(await eventually(async () => ((await vacuumed()).length === 2 ? vacuumed() : undefined))).toEqual(['idempotency_keys', 'leads']);
+    } finally {
       await t.close();
     }
   });

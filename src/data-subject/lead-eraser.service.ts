@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata.js';
 import { SQLITE_BUSY_TIMEOUT_MS } from '../database/data-source.js';
 import { Lead } from '../leads/lead.entity.js';
+import { ERASED_SCOPE, erasedKey } from '../leads/idempotency.service.js';
 import { foldEmail } from '../leads/lead-rules.js';
 import { WebhookDispatcher } from '../webhooks/webhook-dispatcher.service.js';
 import { safeError } from '../logging/safe-error.js';
@@ -223,13 +224,21 @@ export class LeadEraser {
     counts.webhook_deliveries = outbox.deliveries;
     counts.webhook_attempts = outbox.attempts;
     const list = store.list(1, leadIds.length);
-    // Key and scope stay, marked: a retry with the key gets 410 lead_erased rather than storing the lead again.
-    counts.idempotency_keys = (yield [
+    // A key stays, marked erased, so that a retry gets 410 lead_erased rather than storing the lead again; but its
+    // scope (an anonymous caller's address) and the text the client chose are personal: only a hash of both is kept.
+    const keys = yield [`SELECT scope, key FROM idempotency_keys WHERE lead_id IN (${list})`, leadIds];
+    for (const { scope, key } of keys as { scope: string; key: string }[]) {
+      const hashed = erasedKey(scope, key);
+      // An expired mark of the same scope and key, not yet purged, would collide.
+      yield [`DELETE FROM idempotency_keys WHERE scope = ${p(1)} AND key = ${p(2)}`, [ERASED_SCOPE, hashed]];
       // Parameters in the order they appear: SQLite's ? placeholders are positional.
-      `UPDATE idempotency_keys SET erased = true, fingerprint = '', lead_id = ${p(1)}, response_body = NULL, state = 'done'
-        WHERE lead_id IN (${store.list(2, leadIds.length)}) RETURNING key`,
-      [NIL_UUID, ...leadIds],
-    ]).length;
+      yield [
+        `UPDATE idempotency_keys SET scope = ${p(1)}, key = ${p(2)}, erased = true, fingerprint = '', lead_id = ${p(3)}, response_body = NULL, state = 'done'
+          WHERE scope = ${p(4)} AND key = ${p(5)}`,
+        [ERASED_SCOPE, hashed, NIL_UUID, scope, key],
+      ];
+    }
+    counts.idempotency_keys = keys.length;
     counts.leads = (yield [`DELETE FROM leads WHERE id IN (${list}) RETURNING id`, leadIds]).length;
     // A wording goes with the last lead that names it (sorted, so that two erasures lock shared rows in one order).
     const wordings = [...new Set(leads.map((row) => row.consent_text_sha256 as string | null).filter((sha): sha is string => sha !== null))].sort();
@@ -259,7 +268,8 @@ export class LeadEraser {
       const emailMatches = typeof row.email === 'string' && foldEmail(row.email.trim()) === emailFolded;
       if (!emailMatches && kept?.length === contacts?.length) continue;
       yield [
-        `UPDATE agent_registrations SET contacts = ${p(1)}, email = ${p(2)} WHERE id = ${p(3)}`,
+        // The name the agent gave itself goes too: it may be the person's ("Assistente da Maria").
+        `UPDATE agent_registrations SET contacts = ${p(1)}, email = ${p(2)}, client_name = NULL WHERE id = ${p(3)}`,
         [kept === null || kept.length === 0 ? null : JSON.stringify(kept), emailMatches ? null : row.email, row.id],
       ];
       changed++;

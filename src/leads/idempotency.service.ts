@@ -1,6 +1,7 @@
+import { createHash } from 'node:crypto';
 import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { LessThan, Repository } from 'typeorm';
+import { LessThan, MoreThan, Repository } from 'typeorm';
 import { uuidv7 } from '../database/uuid-v7.js';
 import { isUniqueViolation } from '../database/database-errors.js';
 import { safeError } from '../logging/safe-error.js';
@@ -12,6 +13,17 @@ export const KEY_LIFETIME_MS = 24 * 60 * 60 * 1000;
 /** A pending key older than this belongs to a request that died; longer than any request may run. */
 const PENDING_LEASE_MS = 60 * 1000;
 const PURGE_INTERVAL_MS = 60 * 60 * 1000;
+
+/**
+ * The scope of a key whose lead was erased: the row no longer holds the caller's scope (an anonymous caller's is their
+ * address) nor the key text they chose, only erasedKey() of both, so that a retry still finds it.
+ */
+export const ERASED_SCOPE = 'erased';
+
+/** What an erased key keeps of its scope and text: a SHA-256 of both. */
+export function erasedKey(scope: string, key: string): string {
+  return createHash('sha256').update(scope).update('\0').update(key).digest('hex');
+}
 
 export interface IdempotentWork<T> {
   /** Does the work, creating the resource with the given id. */
@@ -42,6 +54,8 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
 
   async run<T>(scope: string, key: string, fingerprint: string, work: IdempotentWork<T>, attempt = 0): Promise<T> {
     const now = new Date();
+    // The lead must not come back by a retry: before anything, as the erased row no longer holds this scope and key.
+    if (await this.keys.existsBy({ scope: ERASED_SCOPE, key: erasedKey(scope, key), expiresAt: MoreThan(now) })) throw leadErased();
     const reservation: IdempotencyKey = Object.assign(new IdempotencyKey(), {
       scope,
       key,
@@ -61,10 +75,8 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
       if (attempt < 2) return this.run(scope, key, fingerprint, work, attempt + 1);
       throw new AppError('idempotency_request_in_progress', 'Another request with this Idempotency-Key is being processed.');
     }
-    // Before the fingerprint, which the erasure cleared: the lead must not come back by a retry.
-    if (existing.erased) {
-      throw new AppError('lead_erased', 'The lead this Idempotency-Key created was erased at the request of the person it concerned; it was not stored again.');
-    }
+    // Erased by a version that kept the scope and key (for the rest of their 24 hours).
+    if (existing.erased) throw leadErased();
     if (existing.fingerprint !== fingerprint) {
       throw new AppError('idempotency_key_reused', 'This Idempotency-Key was already used with a different body in the last 24 hours.');
     }
@@ -117,4 +129,8 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
   private async purgeExpired(): Promise<void> {
     await this.keys.delete({ expiresAt: LessThan(new Date()) }).catch((error: unknown) => this.logger.warn({ error: safeError(error) }, 'purge failed'));
   }
+}
+
+function leadErased(): AppError {
+  return new AppError('lead_erased', 'The lead this Idempotency-Key created was erased at the request of the person it concerned; it was not stored again.');
 }
