@@ -131,7 +131,8 @@ export class LeadEraser {
         const [result] = db.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[];
         if (result?.busy === 0) return true;
       } catch (error) {
-        if ((error as { code?: string }).code !== 'SQLITE_BUSY') throw error;
+        // The leads are erased already: a checkpoint that fails answers scrubbed: false, not an error.
+        if ((error as { code?: string }).code !== 'SQLITE_BUSY') this.logger.warn({ error: safeError(error) }, 'WAL checkpoint after an erasure failed');
       } finally {
         db.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
       }
