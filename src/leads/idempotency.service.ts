@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { LessThan, MoreThan, Repository } from 'typeorm';
+import { LessThan, Repository } from 'typeorm';
+import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata.js';
 import { uuidv7 } from '../database/uuid-v7.js';
 import { isUniqueViolation } from '../database/database-errors.js';
 import { safeError } from '../logging/safe-error.js';
@@ -41,8 +42,12 @@ export interface IdempotentWork<T> {
 export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('Idempotency');
   private purgeTimer?: NodeJS.Timeout;
+  private markQuery?: string;
+  private readonly expiresAt: ColumnMetadata;
 
-  constructor(@InjectRepository(IdempotencyKey) private readonly keys: Repository<IdempotencyKey>) {}
+  constructor(@InjectRepository(IdempotencyKey) private readonly keys: Repository<IdempotencyKey>) {
+    this.expiresAt = keys.metadata.findColumnWithPropertyName('expiresAt')!;
+  }
 
   onModuleInit(): void {
     this.purgeTimer = setInterval(() => void this.purgeExpired(), PURGE_INTERVAL_MS).unref();
@@ -55,7 +60,7 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
   async run<T>(scope: string, key: string, fingerprint: string, work: IdempotentWork<T>, attempt = 0): Promise<T> {
     const now = new Date();
     // The lead must not come back by a retry: before anything, as the erased row no longer holds this scope and key.
-    if (await this.keys.existsBy({ scope: ERASED_SCOPE, key: erasedKey(scope, key), expiresAt: MoreThan(now) })) throw leadErased();
+    if (await this.erasedMark(scope, key, now)) throw leadErased();
     const reservation: IdempotencyKey = Object.assign(new IdempotencyKey(), {
       scope,
       key,
@@ -92,6 +97,21 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
     throw new AppError('idempotency_request_in_progress', 'A request with this Idempotency-Key is still being processed; retry shortly.', {
       headers: { 'Retry-After': '1' },
     });
+  }
+
+  /**
+   * Whether an erasure left its mark for this scope and key. A statement written once, not a repository find: TypeORM
+   * building the find for every keyed lead cost keyed intake 18% (paired run, issue 32); this is one primary-key probe.
+   */
+  private async erasedMark(scope: string, key: string, now: Date): Promise<boolean> {
+    const { driver } = this.keys.manager.connection;
+    this.markQuery ??= `SELECT 1 AS found FROM idempotency_keys WHERE scope = ${driver.createParameter('scope', 0)} AND key = ${driver.createParameter('key', 1)} AND expires_at > ${driver.createParameter('now', 2)}`;
+    const rows = (await this.keys.query(this.markQuery, [
+      ERASED_SCOPE,
+      erasedKey(scope, key),
+      driver.preparePersistentValue(now, this.expiresAt),
+    ])) as unknown[];
+    return rows.length > 0;
   }
 
   private async reserve(row: IdempotencyKey): Promise<boolean> {
