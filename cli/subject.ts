@@ -50,6 +50,7 @@ interface Receipt {
   lead_ids: string[];
   counts: Record<string, number>;
   revoked_at?: string;
+  ids_truncated?: boolean;
 }
 
 export async function subject(ctx: SubjectContext): Promise<number> {
@@ -110,7 +111,8 @@ export async function subject(ctx: SubjectContext): Promise<number> {
     return EXIT.ok;
   }
   const done = !erase ? `revoked consent to communications at ${receipt.revoked_at}` : dryRun ? 'would erase (dry run: nothing was erased)' : 'erased';
-  ctx.out([countsLine(done, receipt), `request ${receipt.request_id}`, ...receipt.lead_ids.map((id) => `  ${id}`)].join('\n'));
+  const more = receipt.ids_truncated ? [`  … and ${(receipt.counts.leads ?? 0) - receipt.lead_ids.length} more (the audit keeps every id)`] : [];
+  ctx.out([countsLine(done, receipt), `request ${receipt.request_id}`, ...receipt.lead_ids.map((id) => `  ${id}`), ...more].join('\n'));
   return EXIT.ok;
 }
 

@@ -10,7 +10,6 @@ import { Webhooks1764400000000 } from './1764400000000-webhooks.js';
 import { ConsentAndContext1764500000000 } from './1764500000000-consent-and-context.js';
 import { DataSubjectRequests1764600000000 } from './1764600000000-data-subject-requests.js';
 import { AgentRefreshTokens1764700000000 } from './1764700000000-agent-refresh-tokens.js';
-import { LeadIndexesAscending1764800000000 } from './1764800000000-lead-indexes-ascending.js';
 import { CompatibilityAddresses1764850000000 } from './1764850000000-compatibility-addresses.js';
 import { RegistrationAddresses1764960000000 } from './1764960000000-registration-addresses.js';
 
@@ -25,7 +24,6 @@ export const MIGRATIONS = [
   ConsentAndContext1764500000000,
   DataSubjectRequests1764600000000,
   AgentRefreshTokens1764700000000,
-  LeadIndexesAscending1764800000000,
   CompatibilityAddresses1764850000000,
   RegistrationAddresses1764960000000,
 ];

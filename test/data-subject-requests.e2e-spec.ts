@@ -1,8 +1,12 @@
 /** @database erasure, retention, two instances erasing at once */
 import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { getRepositoryToken } from '@nestjs/typeorm';
+import Database from 'better-sqlite3';
 import type { Response } from 'supertest';
 import type { Repository } from 'typeorm';
+import { LeadEraser } from '../src/data-subject/lead-eraser.service.js';
 import { LeadRetention } from '../src/data-subject/lead-retention.service.js';
 import { uuidv7 } from '../src/database/uuid-v7.js';
 import { ConsentText } from '../src/leads/consent-text.entity.js';
@@ -223,7 +227,8 @@ describe('data-subject requests', () => {
       const endpoint = await t.http.post('/api/v1/webhooks').set('Authorization', `Bearer ${manager}`).send({ url: receiver.url }).then(expectContract);
       expect(endpoint.body.events).toEqual(['lead.received', 'lead.erased', 'consent.revoked']);
       const shared = `Aceito comunicações (compartilhado ${uuidv7()}).`;
-      const own = `Aceito comunicações (só dela ${uuidv7()}).`;
+      // A wording that quotes her: it goes with her leads (no other lead names it).
+      const own = `Eu, Zuleica Quixadá, aceito comunicações (${uuidv7()}).`;
       const person = { nome: 'Zuleica Quixadá', telefone: '+55 (11) 97777-1234', legal_bases: GRANTED };
       const ids = [
         await lead({ ...person, email: 'Zuleica.Q@Example.org', consent_text: own }, 'dsr-key-1'),
@@ -234,7 +239,7 @@ describe('data-subject requests', () => {
         type: 'identity_assertion',
         assertion_type: 'verified_email',
         assertion: 'zuleica.q@EXAMPLE.org',
-        client_name: 'agente',
+        client_name: 'Assistente da Zuleica',
         contacts: ['ZULEICA.Q@example.org', 'ops@example.net'],
       });
       // Three lead.received requests: the failed first one of the first lead, and the others; the first stays pending.
@@ -265,6 +270,9 @@ describe('data-subject requests', () => {
           agent_registrations: 1,
         },
         dry_run: false,
+        ids_truncated: false,
+        // PostgreSQL does not overwrite what it deletes: never scrubbed (/docs/privacy).
+        scrubbed: !ON_POSTGRES,
       });
       expect(res.body.lead_ids).toHaveLength(2);
 
@@ -291,9 +299,21 @@ describe('data-subject requests', () => {
         .then(expectContract);
       expectProblem(retry, 410, 'lead_erased');
       expect(JSON.stringify(await t.dataSource.query('SELECT * FROM leads')).toLowerCase()).toBe(leads);
-      const [key] = await t.dataSource.query("SELECT * FROM idempotency_keys WHERE key = 'dsr-key-1'");
-      expect(key).toMatchObject({ fingerprint: '', lead_id: '00000000-0000-0000-0000-000000000000', response_body: null });
-      expect(Boolean(key.erased)).toBe(true);
+      // The key is kept only as a hash of the caller's scope (here an address) and the key text.
+      const keys = (await t.dataSource.query('SELECT * FROM idempotency_keys')) as Record<string, unknown>[];
+      expect(JSON.stringify(keys)).not.toMatch(/dsr-key-1|127\.0\.0\.1|ip:/);
+      expect(keys).toEqual([
+        expect.objectContaining({
+          scope: 'erased',
+          key: expect.stringMatching(/^[0-9a-f]{64}$/),
+          fingerprint: '',
+          lead_id: '00000000-0000-0000-0000-000000000000',
+          response_body: null,
+        }),
+      ]);
+      expect(Boolean(keys[0].erased)).toBe(true);
+      const [registration] = await t.dataSource.query("SELECT client_name, contacts FROM agent_registrations WHERE contacts LIKE '%ops@example.net%'");
+      expect(registration).toEqual({ client_name: null, contacts: JSON.stringify(['ops@example.net']) });
 
       const [audit] = await t.dataSource.query(`SELECT * FROM data_subject_requests WHERE id = '${res.body.request_id}'`);
       expect(audit).toMatchObject({ type: 'erasure', client_id: 'op_privacy' });
@@ -344,6 +364,7 @@ describe('data-subject requests', () => {
       lead_ids: expect.arrayContaining(ids),
       counts,
       dry_run: true,
+      ids_truncated: false,
     });
     expect(dry.body.lead_ids).toHaveLength(2);
 
@@ -361,6 +382,32 @@ describe('data-subject requests', () => {
     const erased = await call('erasure', { email: 'previa.pessoa@example.net', dry_run: false }, eraser);
     expect(erased.body).toMatchObject({ type: 'erasure', counts, dry_run: false });
     expect([...erased.body.lead_ids].sort()).toEqual([...dry.body.lead_ids].sort());
+  });
+
+  it('an erasure of more than 1,000 leads lists the first 1,000 ids and says so; the audit keeps every id in one row', async () => {
+    const email = `muitos.${uuidv7()}@example.com`;
+    const rows = Array.from({ length: 1_050 }, (_, i) => storedLead(i, { email, receivedAt: new Date(Date.now() - i) }));
+    const repo = t.app.get<Repository<Lead>>(getRepositoryToken(Lead));
+    for (let start = 0; start < rows.length; start += 50) await repo.insert(rows.slice(start, start + 50));
+    const all = rows.map((row) => row.id).sort();
+
+    const dry = await call('erasure', { email, dry_run: true }, eraser);
+    expect(dry.body).toMatchObject({ dry_run: true, ids_truncated: true, counts: { leads: 1_050 } });
+    expect(dry.body.lead_ids).toHaveLength(1_000);
+
+    const res = await call('erasure', { email }, eraser);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ dry_run: false, ids_truncated: true, counts: { leads: 1_050 } });
+    expect(res.body.lead_ids).toHaveLength(1_000);
+    expect(all).toEqual(expect.arrayContaining(res.body.lead_ids));
+    const audits = await t.dataSource.query(
+      `SELECT * FROM data_subject_requests WHERE requested_at = ${Date.parse(res.body.requested_at)} AND type <> 'erasure_dry_run'`,
+    );
+    expect(audits.map((row: { id: string; type: string }) => [row.id, row.type])).toEqual([[res.body.request_id, 'erasure']]);
+    expect([...JSON.parse(audits[0].lead_ids)].sort()).toEqual(all);
+
+    const small = await call('erasure', { email: `poucos.${uuidv7()}@example.com` }, eraser);
+    expect(small.body).toMatchObject({ lead_ids: [], ids_truncated: false });
   });
 
   it('dry_run must be a boolean, and only an erasure takes it', async () => {
@@ -412,6 +459,109 @@ describe('data-subject requests', () => {
     expect((await view(later)).legal_bases[0]).toMatchObject({ status: 'granted', revoked_at: null });
     const again = await call('consent-revocation', { email: 'renata.r@example.com' }, eraser);
     expect(again.body.counts).toEqual({ leads: 3, revoked: 1 });
+  });
+});
+
+describe('erasure on disk', () => {
+  itIf('sqlite')('leaves none of the person in the SQLite file or its WAL, outbox and idempotency rows included', async () => {
+    const t = await startTestApp(FAST);
+    const receiver = await WebhookReceiver.start();
+    try {
+      const eraser = await operatorToken(t, 'leads:erase');
+      const manager = await operatorToken(t, 'webhooks:manage');
+      expect((await t.http.post('/api/v1/webhooks').set('Authorization', `Bearer ${manager}`).send({ url: receiver.url })).status).toBe(201);
+      const person = {
+        nome: 'Iracema Quintela',
+        email: 'Iracema.Quintela@Exemplo.net',
+        telefone: '+55 (21) 98888-4321',
+        mensagem: 'Sou Iracema Quintela e quero uma proposta.',
+        legal_bases: GRANTED,
+        consent_text: 'Eu, Iracema Quintela, aceito receber comunicações.',
+      };
+      // Hers and others', interleaved, so that her rows share pages with rows that stay.
+      for (let i = 0; i < 150; i++) {
+        const own = await t.http.post('/api/v1/lead').set('Idempotency-Key', `disco-${i}`).send(person);
+        expect(own.status).toBe(201);
+        const other = await t.http.post('/api/v1/lead').send({ nome: `Outra Pessoa ${i}`, email: `outra${i}@exemplo.net`, telefone: '+55 11 3333-4444' });
+        expect(other.status).toBe(201);
+      }
+      await receiver.waitFor(300, 30_000);
+      const files = () =>
+        ['leads.sqlite', 'leads.sqlite-wal']
+          .map((name) => join(t.config.dataDir, name))
+          .filter((file) => existsSync(file))
+          .map((file) => readFileSync(file).toString('latin1').toLowerCase());
+      const needles = ['iracema.quintela@exemplo.net', 'iracema quintela', 'quintela', 'disco-7', '+5521988884321', '(21) 98888-4321', '98888-4321'];
+      const found = () => needles.filter((needle) => files().some((bytes) => bytes.includes(needle)));
+      expect(found()).toEqual(needles);
+
+      const res = await t.http
+        .post('/api/v1/data-subject-requests/erasure')
+        .set('Authorization', `Bearer ${eraser}`)
+        .send({ email: person.email })
+        .then(expectContract);
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ counts: { leads: 150, webhook_messages: 150, idempotency_keys: 150 }, scrubbed: true });
+      expect(found()).toEqual([]);
+      expect(files().join('')).toContain('outra149@exemplo.net');
+    } finally {
+      await receiver.close();
+      await t.close();
+    }
+  });
+});
+
+describe('erasure on PostgreSQL', () => {
+  itIf('postgres')('answers scrubbed: false and VACUUMs the tables it touched after the answer', async () => {
+    const t = await startTestApp({ WEBHOOK_WORKER: 'false' });
+    try {
+      const eraser = await operatorToken(t, 'leads:erase');
+      expect((await t.http.post('/api/v1/lead').send({ nome: 'Vácuo', email: 'vacuo@exemplo.net' })).status).toBe(201);
+      const vacuumed = async () =>
+        (
+          (await t.dataSource.query(
+            "SELECT relname FROM pg_stat_user_tables WHERE schemaname = current_schema() AND relname IN ('leads', 'idempotency_keys') AND last_vacuum IS NOT NULL ORDER BY relname",
+          )) as { relname: string }[]
+        ).map((row) => row.relname);
+      expect(await vacuumed()).toEqual([]);
+      const res = await t.http
+        .post('/api/v1/data-subject-requests/erasure')
+        .set('Authorization', `Bearer ${eraser}`)
+        .send({ email: 'vacuo@exemplo.net' })
+        .then(expectContract);
+      expect(res.body).toMatchObject({ counts: { leads: 1 }, scrubbed: false });
+      await t.app.get(LeadEraser).vacuumed();
+      expect(await eventually(async () => ((await vacuumed()).length === 2 ? vacuumed() : undefined))).toEqual(['idempotency_keys', 'leads']);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe('erasure with a reader on the WAL', () => {
+  itIf('sqlite')('answers scrubbed: false while another connection’s reader holds the WAL, and true once it is gone', async () => {
+    const t = await startTestApp({ WEBHOOK_WORKER: 'false' });
+    const reader = new Database(join(t.config.dataDir, 'leads.sqlite'), { readonly: true });
+    try {
+      const eraser = await operatorToken(t, 'leads:erase');
+      for (let i = 0; i < 3; i++) expect((await t.http.post('/api/v1/lead').send({ nome: 'Leitor', email: 'leitor@exemplo.net' })).status).toBe(201);
+      // A read transaction started before the erasure: the checkpoint cannot take the WAL frames after its snapshot.
+      reader.exec('BEGIN');
+      reader.prepare('SELECT COUNT(*) FROM leads').get();
+      const erase = () =>
+        t.http
+          .post('/api/v1/data-subject-requests/erasure')
+          .set('Authorization', `Bearer ${eraser}`)
+          .send({ email: 'leitor@exemplo.net' })
+          .then(expectContract);
+      const held = await erase();
+      expect(held.body).toMatchObject({ counts: { leads: 3 }, scrubbed: false });
+      reader.exec('COMMIT');
+      expect((await erase()).body).toMatchObject({ counts: { leads: 0 }, scrubbed: true });
+    } finally {
+      reader.close();
+      await t.close();
+    }
   });
 });
 

@@ -12,7 +12,7 @@ import type { LegalBasisView } from '../leads/legal-bases.js';
 import { Steps, WebhookStore } from '../webhooks/webhook-store.js';
 import { WebhookDispatcher } from '../webhooks/webhook-dispatcher.service.js';
 import { parseAccess, parseErasure, parseSubject } from './data-subject-request.js';
-import { addCounts, ERASURE_BATCH, ErasureCounts, LeadEraser, NIL_UUID, NO_ERASURE } from './lead-eraser.service.js';
+import { addCounts, ERASURE_BATCH, ErasedBatch, ErasureCounts, LeadEraser, NIL_UUID, NO_ERASURE } from './lead-eraser.service.js';
 
 export type DataSubjectRequestType = 'access' | 'erasure' | 'consent_revocation';
 
@@ -34,9 +34,23 @@ export interface AccessPage extends Receipt<{ leads: number; consent_texts: numb
   next_cursor: string | null;
 }
 
-/** `dry_run: true`: the counts are what an erasure would remove now; nothing was erased. */
+/**
+ * `dry_run: true`: the counts are what an erasure would remove now; nothing was erased. `lead_ids`: the first
+ * MAX_RECEIPT_IDS (the audit keeps them all), `ids_truncated` when there were more.
+ */
 export interface ErasureReceipt extends Receipt<ErasureCounts> {
   dry_run: boolean;
+  ids_truncated: boolean;
+  /** An erasure (not a dry run): true when its bytes were overwritten in the database's files before the answer. */
+  scrubbed?: boolean;
+}
+
+/** Lead ids an erasure receipt lists at most: the answer stays small however many leads the person had. */
+export const MAX_RECEIPT_IDS = 1000;
+
+function boundedIds(receipt: Receipt<ErasureCounts>, dryRun: boolean): ErasureReceipt {
+  const truncated = receipt.lead_ids.length > MAX_RECEIPT_IDS;
+  return { ...receipt, lead_ids: truncated ? receipt.lead_ids.slice(0, MAX_RECEIPT_IDS) : receipt.lead_ids, dry_run: dryRun, ids_truncated: truncated };
 }
 
 export interface RevocationReceipt extends Receipt<{ leads: number; revoked: number }> {
@@ -107,19 +121,42 @@ export class DataSubjectService {
     const requestedAt = Date.now();
     if (dryRun) {
       const { leadIds, counts } = await this.eraser.dryRun(email);
-      return { ...(await this.audit('erasure', email, caller, requestedAt, leadIds, counts, true)), dry_run: true };
+      return boundedIds(await this.audit('erasure', email, caller, requestedAt, leadIds, counts, true), true);
     }
+    const subject = await this.subjectHmac(email);
     const leadIds: string[] = [];
+    const batchRows: string[] = [];
     let counts = NO_ERASURE;
+    // Each batch's audit row is written in the batch's transaction: a process killed between batches leaves every
+    // erased lead recorded. At the end one row for the request takes their place, in one transaction.
+    const record = function* (this: DataSubjectService, batch: ErasedBatch): Steps<void> {
+      const id = uuidv7();
+      batchRows.push(id);
+      yield this.auditRow(id, 'erasure_batch', subject, caller, requestedAt, Date.now(), batch.leadIds, batch.counts);
+    }.bind(this);
     // One transaction per batch; the first also clears the address from agent registrations. Until a batch finds none.
     for (let first = true; ; first = false) {
-      const batch = await this.eraser.eraseBatch({ emailFolded: email }, 'data_subject_request', first ? email : undefined);
+      const batch = await this.eraser.eraseBatch({ emailFolded: email }, 'data_subject_request', first ? email : undefined, record);
       leadIds.push(...batch.leadIds);
       counts = addCounts(counts, batch.counts);
       if (batch.leadIds.length === 0) break;
       await new Promise((resolve) => setImmediate(resolve));
     }
-    return { ...(await this.audit('erasure', email, caller, requestedAt, leadIds, counts)), dry_run: false };
+    const id = uuidv7(requestedAt);
+    const completedAt = Date.now();
+    const p = this.store.p.bind(this.store);
+    await this.store.transaction(
+      function* (this: DataSubjectService): Steps<void> {
+        for (let start = 0; start < batchRows.length; start += ERASURE_BATCH) {
+          const chunk = batchRows.slice(start, start + ERASURE_BATCH);
+          yield [`DELETE FROM data_subject_requests WHERE type = ${p(1)} AND id IN (${this.store.list(2, chunk.length)})`, ['erasure_batch', ...chunk]];
+        }
+        yield this.auditRow(id, 'erasure', subject, caller, requestedAt, completedAt, leadIds, counts);
+      }.bind(this),
+    );
+    // The answer waits for the scrub: `scrubbed` says whether the erased bytes are gone from the files.
+    const scrubbed = await this.eraser.scrub();
+    return { ...boundedIds(this.receipt(id, 'erasure', requestedAt, completedAt, leadIds, counts), false), scrubbed };
   }
 
   async revoke(body: Record<string, unknown>, caller: Caller): Promise<RevocationReceipt> {
@@ -174,16 +211,40 @@ export class DataSubjectService {
     dryRun = false,
   ): Promise<Receipt<Counts>> {
     const id = uuidv7(requestedAt);
+    const subject = await this.subjectHmac(email);
     const completedAt = Date.now();
-    const subject = createHmac('sha256', await this.hmacKey())
-      .update(email)
-      .digest('hex');
+    const [sql, params] = this.auditRow(id, dryRun ? 'erasure_dry_run' : type, subject, caller, requestedAt, completedAt, leadIds, counts);
+    await this.store.query(sql, params);
+    return this.receipt(id, type, requestedAt, completedAt, leadIds, counts);
+  }
+
+  /** The INSERT of one audit row: no personal data, the address only as its HMAC. */
+  private auditRow(
+    id: string,
+    type: string,
+    subject: string,
+    caller: Caller,
+    requestedAt: number,
+    completedAt: number,
+    leadIds: string[],
+    counts: unknown,
+  ): [string, unknown[]] {
     const p = this.store.p.bind(this.store);
-    await this.store.query(
+    return [
       `INSERT INTO data_subject_requests (id, type, subject_hmac, client_id, requested_at, completed_at, lead_ids, counts)
         VALUES (${[1, 2, 3, 4, 5, 6, 7, 8].map(p).join(', ')})`,
-      [id, dryRun ? 'erasure_dry_run' : type, subject, caller.clientId, requestedAt, completedAt, JSON.stringify(leadIds), JSON.stringify(counts)],
-    );
+      [id, type, subject, caller.clientId, requestedAt, completedAt, JSON.stringify(leadIds), JSON.stringify(counts)],
+    ];
+  }
+
+  private receipt<Counts>(
+    id: string,
+    type: DataSubjectRequestType,
+    requestedAt: number,
+    completedAt: number,
+    leadIds: string[],
+    counts: Counts,
+  ): Receipt<Counts> {
     return {
       request_id: id,
       type,
@@ -192,6 +253,12 @@ export class DataSubjectService {
       lead_ids: leadIds,
       counts,
     };
+  }
+
+  private async subjectHmac(email: string): Promise<string> {
+    return createHmac('sha256', await this.hmacKey())
+      .update(email)
+      .digest('hex');
   }
 
   /** The audit's HMAC key, shared by every instance through service_keys: made by the first that needs it. */

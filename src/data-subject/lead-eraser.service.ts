@@ -1,15 +1,26 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata.js';
+import { SQLITE_BUSY_TIMEOUT_MS } from '../database/data-source.js';
 import { takeRegistrationsNaming } from '../identity/registration-addresses.js';
 import { Lead } from '../leads/lead.entity.js';
+import { ERASED_SCOPE, erasedKey } from '../leads/idempotency.service.js';
 import { foldEmail } from '../leads/lead-rules.js';
 import { WebhookDispatcher } from '../webhooks/webhook-dispatcher.service.js';
+import { safeError } from '../logging/safe-error.js';
 import { Steps, WebhookStore } from '../webhooks/webhook-store.js';
 
 /** Leads erased per transaction: one person's leads are usually one batch; retention takes the expired ones in these steps. */
 export const ERASURE_BATCH = 100;
+
+/** SQLite: WAL checkpoints tried before an erasure answers `scrubbed: false` (a reader holds the WAL), and the wait before each retry. */
+const CHECKPOINT_ATTEMPTS = 5;
+const CHECKPOINT_RETRY_MS = 50;
+/** The tables an erasure deletes from or rewrites: PostgreSQL's VACUUM after it. */
+const ERASED_TABLES = ['leads', 'webhook_messages', 'webhook_deliveries', 'webhook_attempts', 'consent_texts', 'idempotency_keys', 'agent_registrations'];
+/** A VACUUM may take long on big tables; it runs off the request path, so the pool's 10 s bound is lifted for it. */
+const VACUUM_TIMEOUT_MS = 60 * 60 * 1000;
 
 export type ErasureReason = 'data_subject_request' | 'retention';
 
@@ -30,6 +41,9 @@ export interface ErasedBatch {
   leadIds: string[];
   counts: ErasureCounts;
 }
+
+/** Statements that record a batch (its audit row) in the batch's own transaction, run after its deletes. */
+export type BatchRecord = (batch: ErasedBatch) => Steps<void>;
 
 /** What an erased idempotency key holds for its lead: no lead (the column is a NOT NULL uuid on PostgreSQL). */
 export const NIL_UUID = '00000000-0000-0000-0000-000000000000';
@@ -63,7 +77,11 @@ class RolledBack extends Error {
  */
 @Injectable()
 export class LeadEraser {
+  private readonly logger = new Logger('Erasure');
   private readonly receivedAt: ColumnMetadata;
+  /** The VACUUM under way, and whether another erasure finished meanwhile (one more VACUUM then, not one each). */
+  private vacuuming?: Promise<void>;
+  private vacuumAgain = false;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -75,15 +93,88 @@ export class LeadEraser {
 
   /**
    * Erases up to ERASURE_BATCH leads of the selection; with `registrationsOf`, also clears that address (case-folded)
-   * from agent registrations. Returns what it removed; no lead left means the selection is done.
+   * from agent registrations; with `record`, writes what it removed (the audit) in the same transaction, so that a
+   * process killed at any point leaves no erased lead unrecorded. Returns what it removed; no lead left means the
+   * selection is done.
    */
-  async eraseBatch(selection: ErasureSelection, reason: ErasureReason, registrationsOf?: string): Promise<ErasedBatch> {
+  async eraseBatch(selection: ErasureSelection, reason: ErasureReason, registrationsOf?: string, record?: BatchRecord): Promise<ErasedBatch> {
     const now = Date.now();
     const cutoff = 'receivedBefore' in selection ? this.dataSource.driver.preparePersistentValue(selection.receivedBefore, this.receivedAt) : undefined;
-    const result = await this.store.transaction(() => this.batchSteps(selection, cutoff, reason, now, registrationsOf));
+    const result = await this.store.transaction(
+      function* (this: LeadEraser) {
+        const batch = yield* this.batchSteps(selection, cutoff, reason, now, registrationsOf);
+        if (record && (batch.leadIds.length || batch.counts.agent_registrations)) yield* record(batch);
+        return batch;
+      }.bind(this),
+    );
     this.dispatcher.forget(result.messageIds);
     if (result.leadIds.length) this.dispatcher.wake();
     return { leadIds: result.leadIds, counts: result.counts };
+  }
+
+  /**
+   * After an erasure, what its deletes left on disk. SQLite: the deleted bytes were zeroed in the pages (the connection
+   * runs with secure_delete on: data-source.ts); the WAL still holds the old pages, so it is checkpointed into the file and truncated. A reader in
+   * another process can hold the WAL: the checkpoint does not wait for it (busy_timeout 0, the event loop stays free) but
+   * is tried again a few times. True when the WAL was emptied. PostgreSQL neither zeroes dead tuples nor its WAL: a VACUUM
+   * of the touched tables is started, not awaited (errors logged), and the answer is false (/docs/privacy says what
+   * remains and for how long).
+   */
+  async scrub(): Promise<boolean> {
+    if (this.store.postgres) {
+      this.vacuumSoon();
+      return false;
+    }
+    const db = this.store.sqlite();
+    for (let attempt = 1; attempt <= CHECKPOINT_ATTEMPTS; attempt++) {
+      db.pragma('busy_timeout = 0');
+      try {
+        const [result] = db.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[];
+        if (result?.busy === 0) return true;
+      } catch (error) {
+        // The leads are erased already: a checkpoint that fails answers scrubbed: false, not an error.
+        if ((error as { code?: string }).code !== 'SQLITE_BUSY') this.logger.warn({ error: safeError(error) }, 'WAL checkpoint after an erasure failed');
+      } finally {
+        db.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
+      }
+      if (attempt < CHECKPOINT_ATTEMPTS) await new Promise((resolve) => setTimeout(resolve, CHECKPOINT_RETRY_MS * attempt));
+    }
+    return false;
+  }
+
+  /** One VACUUM of the erased tables after the current tick (after the answer is written); one at a time. */
+  private vacuumSoon(): void {
+    if (this.vacuuming) {
+      this.vacuumAgain = true;
+      return;
+    }
+    this.vacuuming = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() => this.vacuum())
+      .catch((error: unknown) => this.logger.warn({ error: safeError(error) }, 'VACUUM after an erasure failed'))
+      .finally(() => {
+        this.vacuuming = undefined;
+        if (this.vacuumAgain) {
+          this.vacuumAgain = false;
+          this.vacuumSoon();
+        }
+      });
+  }
+
+  private async vacuum(): Promise<void> {
+    const runner = this.dataSource.createQueryRunner();
+    try {
+      const client = (await runner.connect()) as { query(config: { text: string; query_timeout: number }): Promise<unknown> };
+      await client.query({ text: 'SET statement_timeout = 0', query_timeout: VACUUM_TIMEOUT_MS });
+      await client.query({ text: `VACUUM ${ERASED_TABLES.join(', ')}`, query_timeout: VACUUM_TIMEOUT_MS });
+      await client.query({ text: 'RESET statement_timeout', query_timeout: VACUUM_TIMEOUT_MS });
+    } finally {
+      await runner.release();
+    }
+  }
+
+  /** The VACUUM under way, if any (tests, shutdown). */
+  async vacuumed(): Promise<void> {
+    while (this.vacuuming) await this.vacuuming;
   }
 
   /**
@@ -135,13 +226,21 @@ export class LeadEraser {
     counts.webhook_deliveries = outbox.deliveries;
     counts.webhook_attempts = outbox.attempts;
     const list = store.list(1, leadIds.length);
-    // Key and scope stay, marked: a retry with the key gets 410 lead_erased rather than storing the lead again.
-    counts.idempotency_keys = (yield [
+    // A key stays, marked erased, so that a retry gets 410 lead_erased rather than storing the lead again; but its
+    // scope (an anonymous caller's address) and the text the client chose are personal: only a hash of both is kept.
+    const keys = yield [`SELECT scope, key FROM idempotency_keys WHERE lead_id IN (${list})`, leadIds];
+    for (const { scope, key } of keys as { scope: string; key: string }[]) {
+      const hashed = erasedKey(scope, key);
+      // An expired mark of the same scope and key, not yet purged, would collide.
+      yield [`DELETE FROM idempotency_keys WHERE scope = ${p(1)} AND key = ${p(2)}`, [ERASED_SCOPE, hashed]];
       // Parameters in the order they appear: SQLite's ? placeholders are positional.
-      `UPDATE idempotency_keys SET erased = true, fingerprint = '', lead_id = ${p(1)}, response_body = NULL, state = 'done'
-        WHERE lead_id IN (${store.list(2, leadIds.length)}) RETURNING key`,
-      [NIL_UUID, ...leadIds],
-    ]).length;
+      yield [
+        `UPDATE idempotency_keys SET scope = ${p(1)}, key = ${p(2)}, erased = true, fingerprint = '', lead_id = ${p(3)}, response_body = NULL, state = 'done'
+          WHERE scope = ${p(4)} AND key = ${p(5)}`,
+        [ERASED_SCOPE, hashed, NIL_UUID, scope, key],
+      ];
+    }
+    counts.idempotency_keys = keys.length;
     counts.leads = (yield [`DELETE FROM leads WHERE id IN (${list}) RETURNING id`, leadIds]).length;
     // A wording goes with the last lead that names it (sorted, so that two erasures lock shared rows in one order).
     const wordings = [...new Set(leads.map((row) => row.consent_text_sha256 as string | null).filter((sha): sha is string => sha !== null))].sort();
@@ -170,7 +269,8 @@ export class LeadEraser {
       const emailMatches = typeof row.email === 'string' && foldEmail(row.email.trim()) === emailFolded;
       if (!emailMatches && kept?.length === contacts?.length) continue;
       yield [
-        `UPDATE agent_registrations SET contacts = ${p(1)}, email = ${p(2)} WHERE id = ${p(3)}`,
+        // The name the agent gave itself goes too: it may be the person's ("Assistente da Maria").
+        `UPDATE agent_registrations SET contacts = ${p(1)}, email = ${p(2)}, client_name = NULL WHERE id = ${p(3)}`,
         [kept === null || kept.length === 0 ? null : JSON.stringify(kept), emailMatches ? null : row.email, row.id],
       ];
       changed++;

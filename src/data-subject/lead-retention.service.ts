@@ -60,7 +60,10 @@ export class LeadRetention implements OnApplicationBootstrap, OnModuleDestroy {
       batches++;
       await new Promise((resolve) => setImmediate(resolve));
     }
-    if (counts.leads) this.logger.log({ ...counts, batches, retention_days: this.days }, 'Erased leads past the retention period');
+    if (counts.leads) {
+      const scrubbed = await this.eraser.scrub();
+      this.logger.log({ ...counts, batches, retention_days: this.days, scrubbed }, 'Erased leads past the retention period');
+    }
     return counts;
   }
 }

@@ -4,6 +4,9 @@ import { DataSource, DataSourceOptions } from 'typeorm';
 import { MIGRATIONS } from '../../migrations/index.js';
 import { AppConfig } from '../config/config.js';
 
+/** How long a SQLite statement waits for a lock another process holds (busy_timeout). */
+export const SQLITE_BUSY_TIMEOUT_MS = 5000;
+
 /** The SQLite database file, under DATA_DIR. */
 export const sqliteFile = (config: Pick<AppConfig, 'dataDir'>): string => join(config.dataDir, 'leads.sqlite');
 
@@ -32,7 +35,10 @@ export function dataSourceOptions(config: Pick<AppConfig, 'databaseUrl' | 'dataD
     // NORMAL in WAL mode keeps every committed row across a process crash (kill -9); only an OS crash can lose the last commits.
     prepareDatabase: (db: { pragma(sql: string): unknown }) => {
       db.pragma('synchronous = NORMAL');
-      db.pragma('busy_timeout = 5000');
+      db.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
+      // Deleted and rewritten bytes are zeroed, on every transaction: the intake's own page splits and updates leave
+      // copies of rows in free space that an erasure's deletes never reach (issue 32 found them in interior pages).
+      db.pragma('secure_delete = ON');
     },
   };
 }

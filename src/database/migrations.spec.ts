@@ -2,7 +2,6 @@ import 'reflect-metadata';
 import { readdirSync } from 'node:fs';
 import { Logger } from '@nestjs/common';
 import { DataSource, DataSourceOptions } from 'typeorm';
-import { LeadIndexesAscending1764800000000 } from '../../migrations/1764800000000-lead-indexes-ascending.js';
 import { MIGRATIONS } from '../../migrations/index.js';
 import { freshDatabase, TestDatabase } from '../../test/support/database.js';
 import { AppConfig, loadConfig } from '../config/config.js';
@@ -66,60 +65,6 @@ describe.each(kinds)('1764300000000-lead-read-columns on %s, over leads stored b
     const wrong = rows.filter((row) => row.email_folded !== foldEmail(row.email!) || row.channel !== 'api' || row.client_id !== null);
     expect(wrong).toEqual([]);
     expect(rows.find((row) => row.email === 'ΣΟΦΙΑ@Example.gr')?.email_folded).toBe('σοφια@example.gr');
-  });
-});
-
-describe.each(kinds)('1764800000000-lead-indexes-ascending on %s', (kind) => {
-  let database: TestDatabase;
-  let dataSource: DataSource;
-
-  beforeAll(async () => {
-    database = await freshDatabase(kind);
-    dataSource = await new DataSource(dataSourceOptions(loadConfig({ LOG_LEVEL: 'silent', ...database.env }))).initialize();
-    await runMigrations(dataSource);
-  });
-  afterAll(async () => {
-    await dataSource?.destroy();
-    await database.drop();
-  });
-
-  /** The definitions of the leads table's keyset indexes, by name. */
-  const definitions = async (): Promise<Record<string, string>> => {
-    const rows = (await dataSource.query(
-      kind === 'postgres'
-        ? "SELECT indexname AS name, indexdef AS sql FROM pg_indexes WHERE tablename = 'leads' AND schemaname = current_schema()"
-        : "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'leads' AND sql IS NOT NULL",
-    )) as { name: string; sql: string }[];
-    return Object.fromEntries(
-      rows
-        .filter((row) => row.name.endsWith('_idx') && row.name !== 'leads_consent_text_idx')
-        .map((row) => [row.name, row.sql.slice(row.sql.lastIndexOf('(') + 1, -1)]),
-    );
-  };
-
-  const descending = {
-    leads_received_at_id_idx: 'received_at DESC, id DESC',
-    leads_email_folded_idx: 'email_folded, received_at DESC, id DESC',
-    leads_origem_idx: 'origem, received_at DESC, id DESC',
-  };
-  const ascending = {
-    leads_received_at_id_idx: 'received_at, id',
-    leads_email_folded_idx: 'email_folded, received_at, id',
-    leads_origem_idx: 'origem, received_at, id',
-  };
-  // SQLite's ascending indexes store a lead more cheaply; PostgreSQL keeps its own (a rebuild would lock the table).
-  const migrated = kind === 'postgres' ? descending : ascending;
-
-  it(`leaves the keyset indexes ${kind === 'postgres' ? 'descending' : 'ascending'}, and the descending ones after a revert`, async () => {
-    expect(await definitions()).toEqual(migrated);
-    const runner = dataSource.createQueryRunner();
-    await new LeadIndexesAscending1764800000000().down(runner);
-    await runner.release();
-    expect(await definitions()).toEqual(descending);
-    const again = dataSource.createQueryRunner();
-    await new LeadIndexesAscending1764800000000().up(again);
-    await again.release();
-    expect(await definitions()).toEqual(migrated);
   });
 });
 

@@ -23,7 +23,7 @@ export class IdempotencyKey {
   @Column({ type: 'text', name: 'response_body', nullable: true })
   responseBody: string | null;
 
-  /** Its lead was erased: fingerprint, lead id and answer are cleared, and a retry gets 410 lead_erased until it expires. */
+  /** Its lead was erased: fingerprint, lead id and answer are cleared, scope and key replaced by ERASED_SCOPE and erasedKey(), and a retry gets 410 lead_erased until it expires. */
   @Column({ type: 'boolean', default: false })
   erased: boolean;
 

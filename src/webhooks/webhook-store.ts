@@ -77,7 +77,7 @@ export class WebhookStore {
 
   async transaction<T>(steps: () => Steps<T>): Promise<T> {
     if (!this.postgres) {
-      const db = (this.dataSource.driver as unknown as { databaseConnection: Database }).databaseConnection;
+      const db = this.sqlite();
       if (db.inTransaction) throw new Error('a transaction is already open on the SQLite connection');
       return db.transaction(() => {
         const run = steps();
@@ -109,6 +109,11 @@ export class WebhookStore {
     } finally {
       await runner.release();
     }
+  }
+
+  /** The one SQLite connection TypeORM holds (SQLite only). */
+  sqlite(): Database {
+    return (this.dataSource.driver as unknown as { databaseConnection: Database }).databaseConnection;
   }
 
   /**
