@@ -16,6 +16,10 @@ export function outputOf(child: ChildProcess, input = ''): Promise<ChildOutput> 
     child.stderr?.on('data', (chunk) => (stderr += chunk));
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
+    // A child may exit before it reads its input (a refusal, --help): its closed pipe is no failure of the test.
+    child.stdin?.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EPIPE') reject(error);
+    });
     child.stdin?.end(input);
   });
 }
