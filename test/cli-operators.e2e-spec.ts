@@ -1,5 +1,5 @@
 /** @system the built service and the CLI as processes */
-import { spawn, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { GENEROUS_LIMITS, ServerProcess, freePort, startServer } from './support/server-process.js';
 import { TestDatabase, freshDatabase } from './support/test-app.js';
-import { type ChildOutput, type CliOptions, runCli } from './support/child-output.js';
+import { type CliOptions, runCli, runCliOnTerminal, type TerminalOptions } from './support/child-output.js';
 
 // The operator commands of the command-line client (login, list, export, import as an operator client, logout), run
 // as their own processes against the built service, with clients made by `npm run clients:create`.
@@ -36,30 +36,8 @@ let reader: Client;
 
 const run = (args: string[], options?: CliOptions) => runCli({ leads, home: work, configDir }, args, options);
 
-/**
- * Runs the CLI on a pseudo-terminal (util-linux `script`) of `columns` columns; `answer` is typed once `prompt` shows,
- * as a person would (typed earlier, the terminal would echo it before the CLI could turn echo off).
- */
-function runOnTerminal(args: string[], options: { columns?: number; prompt?: string; answer?: string } = {}): Promise<ChildOutput> {
-  const command = `stty cols ${options.columns ?? 100}; exec ${[leads, ...args].map((arg) => `'${arg.replace(/'/g, `'\\''`)}'`).join(' ')}`;
-  return new Promise((resolve, reject) => {
-    const child = spawn('script', ['-q', '-e', '-c', command, '/dev/null'], {
-      env: { PATH: process.env.PATH, HOME: work, LEADS_CONFIG_DIR: configDir, TERM: 'dumb' },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let answered = false;
-    child.stdout.on('data', (chunk) => {
-      stdout += chunk;
-      if (options.prompt && !answered && stdout.includes(options.prompt)) {
-        answered = true;
-        child.stdin.write(`${options.answer}\r`);
-      }
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr: '' }));
-  });
-}
+/** The CLI on a terminal, with no operator in its environment. */
+const runOnTerminal = (args: string[], options: TerminalOptions = {}) => runCliOnTerminal({ leads, home: work, configDir }, args, options);
 
 const credentialsFile = () => join(configDir, 'credentials.json');
 const readCredentials = () =>

@@ -1,5 +1,5 @@
 /** @system the built service and the CLI as processes */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,7 +9,7 @@ import type { Lead } from '../src/leads/lead.entity.js';
 import { seedLeads } from './support/seed-leads.js';
 import { storedLead } from './support/stored-leads.js';
 import { ON_POSTGRES, TestDatabase, freshDatabase } from './support/test-app.js';
-import { type ChildOutput, type CliOptions, runCli } from './support/child-output.js';
+import { type CliOptions, runCli, runCliOnTerminal, type TerminalOptions } from './support/child-output.js';
 
 // `leads subject access|erase|revoke <email>` (docs/decisions/0029-data-subject-requests.md), run as its own process
 // against the built service, with operator clients made by `npm run clients:create`.
@@ -40,30 +40,9 @@ function createClient(name: string, scope: string): Client {
 
 const as = (client: Client) => ({ LEADS_CLIENT_ID: client.client_id, LEADS_CLIENT_SECRET: client.client_secret });
 
-/**
- * Runs the CLI on a pseudo-terminal (util-linux `script`) as `client`; `answer` is typed once `prompt` shows, as a
- * person would. Output is the terminal's: stdout and stderr together.
- */
-function runOnTerminal(args: string[], client: Client, options: { prompt?: string; answer?: string } = {}): Promise<ChildOutput> {
-  const command = `exec ${[leads, ...args].map((arg) => `'${arg.replace(/'/g, `'\\''`)}'`).join(' ')}`;
-  return new Promise((resolve, reject) => {
-    const child = spawn('script', ['-q', '-e', '-c', command, '/dev/null'], {
-      env: { PATH: process.env.PATH, HOME: work, LEADS_CONFIG_DIR: configDir, TERM: 'dumb', ...as(client) },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let answered = false;
-    child.stdout.on('data', (chunk) => {
-      stdout += chunk;
-      if (options.prompt && !answered && stdout.includes(options.prompt)) {
-        answered = true;
-        child.stdin.write(`${options.answer}\r`);
-      }
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr: '' }));
-  });
-}
+/** The CLI on a terminal as `client`. */
+const runOnTerminal = (args: string[], client: Client, options: TerminalOptions = {}) =>
+  runCliOnTerminal({ leads, home: work, configDir }, args, { ...options, env: as(client) });
 
 const leadsOf = async (email: string) =>
   (JSON.parse((await run(['subject', 'access', email], { env: as(privacy) })).stdout).leads as { id: string }[]).map((lead) => lead.id);
