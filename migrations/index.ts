@@ -12,6 +12,7 @@ import { DataSubjectRequests1764600000000 } from './1764600000000-data-subject-r
 import { AgentRefreshTokens1764700000000 } from './1764700000000-agent-refresh-tokens.js';
 import { CompatibilityAddresses1764850000000 } from './1764850000000-compatibility-addresses.js';
 import { RegistrationAddresses1764960000000 } from './1764960000000-registration-addresses.js';
+import { LeadScreening1765100000000 } from './1765100000000-lead-screening.js';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -26,4 +27,5 @@ export const MIGRATIONS = [
   AgentRefreshTokens1764700000000,
   CompatibilityAddresses1764850000000,
   RegistrationAddresses1764960000000,
+  LeadScreening1765100000000,
 ];

@@ -400,9 +400,9 @@ describe('MCP server (streamable HTTP at /mcp) and server card', () => {
   });
 
   describe('a lead submitted through MCP is stored exactly like one through REST', () => {
-    /** All but the id, the time and the channel (which tells the two surfaces apart). */
+    /** All but the id, the times and the channel (which tells the two surfaces apart). */
     const normalised = (row: Record<string, unknown>) => {
-      const { id: _id, received_at: _receivedAt, channel: _channel, ...rest } = row;
+      const { id: _id, received_at: _receivedAt, screening_decided_at: _decidedAt, announced_at: _announcedAt, channel: _channel, ...rest } = row;
       return rest;
     };
 

@@ -5,6 +5,7 @@ import { DataSource, DataSourceOptions } from 'typeorm';
 import { MIGRATIONS } from '../../migrations/index.js';
 import { freshDatabase, TestDatabase } from '../../test/support/database.js';
 import { AppConfig, loadConfig } from '../config/config.js';
+import { Lead } from '../leads/lead.entity.js';
 import { foldEmail } from '../leads/lead-rules.js';
 import { dataSourceOptions, runMigrations } from './data-source.js';
 import { uuidv7 } from './uuid-v7.js';
@@ -210,5 +211,42 @@ describe.each(kinds)('1764960000000-registration-addresses on %s, over registrat
     expect(expiry('reg_refreshed')).toBe(rotated + 30 * 24 * HOUR);
     expect(expiry('reg_short')).toBe(rotated + 4620 * 1000);
     expect(Number((await dataSource.query('SELECT COUNT(*) AS n FROM agent_registrations WHERE expires_at IS NULL'))[0].n)).toBe(0);
+  });
+});
+
+describe.each(kinds)('1765100000000-lead-screening on %s, over leads stored before it', (kind) => {
+  let database: TestDatabase;
+  let dataSource: DataSource;
+  let config: AppConfig;
+  const at = MIGRATIONS.findIndex((migration) => migration.name.endsWith('1765100000000'));
+  const received = '2026-11-20T10:00:00.123Z';
+  const id = uuidv7();
+
+  beforeAll(async () => {
+    database = await freshDatabase(kind);
+    config = loadConfig({ LOG_LEVEL: 'silent', ...database.env });
+    dataSource = await new DataSource({ ...dataSourceOptions(config), migrations: MIGRATIONS.slice(0, at) } as DataSourceOptions).initialize();
+  });
+  afterAll(async () => {
+    await dataSource?.destroy();
+    await database.drop();
+  });
+
+  it('makes every earlier lead accepted by screening when it was received, and announced then (they were all delivered)', async () => {
+    await runMigrations(dataSource);
+    await dataSource.query(
+      kind === 'postgres'
+        ? `INSERT INTO leads (id, nome, email, email_folded, channel, received_at) VALUES ($1, 'x', 'a@b.co', 'a@b.co', 'api', $2)`
+        : `INSERT INTO leads (id, nome, email, email_folded, channel, received_at) VALUES (?, 'x', 'a@b.co', 'a@b.co', 'api', ?)`,
+      [id, kind === 'postgres' ? new Date(received) : received.replace('T', ' ').replace('Z', '')],
+    );
+    await dataSource.destroy();
+    dataSource = await new DataSource({ ...dataSourceOptions(config), entities: [Lead] } as DataSourceOptions).initialize();
+    await runMigrations(dataSource);
+
+    const lead = await dataSource.getRepository(Lead).findOneByOrFail({ id });
+    expect(lead).toMatchObject({ screeningVerdict: 'accepted', screeningReasons: [], screeningDecidedBy: 'screening' });
+    expect(lead.screeningDecidedAt.toISOString()).toBe(received);
+    expect(lead.announcedAt?.toISOString()).toBe(received);
   });
 });

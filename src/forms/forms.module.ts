@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { FormsController } from './forms.controller.js';
+import { FormTokens } from './form-tokens.service.js';
 
-/** The embeddable lead form script and its copy-paste example page. */
-@Module({ controllers: [FormsController] })
+/** The embeddable lead form script, its copy-paste example page, and the form tokens its leads carry. */
+@Module({ controllers: [FormsController], providers: [FormTokens], exports: [FormTokens] })
 export class FormsModule {}

@@ -89,6 +89,11 @@ function lead(overrides: Partial<Lead> = {}): Lead {
     context: null,
     channel: 'api',
     receivedAt: new Date('2026-11-24T10:00:00.000Z'),
+    screeningVerdict: 'accepted',
+    screeningReasons: [],
+    screeningDecidedBy: 'screening',
+    screeningDecidedAt: new Date(),
+    announcedAt: new Date(),
     ...overrides,
   };
 }

@@ -2,6 +2,7 @@ import { Column, Entity, PrimaryColumn } from 'typeorm';
 import type { LeadChannel } from './lead-channel.js';
 import type { LeadContext } from './lead-context.js';
 import type { LegalBasisView } from './legal-bases.js';
+import type { ScreeningReason, ScreeningVerdict } from '../screening/screening.js';
 
 /** A stored lead; the row holds the normalised fields exactly as the sandbox would return them. */
 @Entity('leads')
@@ -64,4 +65,23 @@ export class Lead {
   // The column type is left to each driver (datetime / timestamp); the migration creates timestamptz on PostgreSQL.
   @Column({ name: 'received_at' })
   receivedAt: Date;
+
+  /** The screening verdict (src/screening/screening.ts): only accepted leads reach lists, webhooks and people by default. */
+  @Column({ type: 'varchar', name: 'screening_verdict' })
+  screeningVerdict: ScreeningVerdict;
+
+  /** Its reason codes (JSON array), empty for a lead nothing held. */
+  @Column({ type: 'simple-json', name: 'screening_reasons' })
+  screeningReasons: ScreeningReason[];
+
+  /** `screening` (AUTOMATIC_DECISION), or the operator client that decided. */
+  @Column({ type: 'varchar', name: 'screening_decided_by' })
+  screeningDecidedBy: string;
+
+  @Column({ name: 'screening_decided_at' })
+  screeningDecidedAt: Date;
+
+  /** When its `lead.received` was written to the outbox; null while it never was (held or spam, not released). */
+  @Column({ name: 'announced_at', nullable: true, type: Date })
+  announcedAt: Date | null;
 }

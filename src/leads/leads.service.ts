@@ -13,6 +13,7 @@ import { foldEmail, LEAD_FIELD_NAMES } from './lead-rules.js';
 import type { NormalisedLead } from './normalised-lead.js';
 import { LeadValidationService } from './lead-validation.service.js';
 import { LeadWriter } from './lead-writer.service.js';
+import { AUTOMATIC_DECISION } from '../screening/screening.js';
 
 export interface LeadReceipt {
   id: string;
@@ -75,6 +76,11 @@ export class LeadsService implements OnModuleInit {
       consentTextSha256: sha256,
       consentText: lead.consent_text,
       context: lead.context ?? null,
+      screeningVerdict: 'accepted',
+      screeningReasons: [],
+      screeningDecidedBy: AUTOMATIC_DECISION,
+      screeningDecidedAt: receivedAt,
+      announcedAt: receivedAt,
     };
     await this.writer.write(row);
     return receipt(id, receivedAt);

@@ -22,6 +22,11 @@ export function storedLead(i: number, fields: Partial<Lead> = {}): Lead {
     context: null,
     channel: 'api',
     receivedAt: new Date(),
+    screeningVerdict: 'accepted',
+    screeningReasons: [],
+    screeningDecidedBy: 'screening',
+    screeningDecidedAt: new Date(),
+    announcedAt: new Date(),
     ...fields,
   };
 }
