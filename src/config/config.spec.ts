@@ -62,6 +62,9 @@ describe('loadConfig', () => {
         apiDeprecations: [],
         timeZone: 'America/Sao_Paulo',
         leadRetentionDays: null,
+        spamRetentionDays: 30,
+        captcha: null,
+        rateLimitFormToken: { limit: 60, windowSeconds: 60 },
         secretsKey: undefined,
         webhooks: {
           retrySchedule: [5000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],
@@ -113,6 +116,9 @@ describe('loadConfig', () => {
           'EXPORT_MAX_CONCURRENT',
           'EXPORT_PAGE_SIZE',
           'LEAD_RETENTION_DAYS',
+          'SPAM_RETENTION_DAYS',
+          'RATE_LIMIT_FORM_TOKEN',
+          'CAPTCHA_PROVIDER',
           'SECRETS_KEY',
         ].map((name, i) => [name, i % 2 ? '' : '  \t']),
       );
@@ -195,6 +201,33 @@ describe('loadConfig', () => {
       [{}, { leadRetentionDays: null }],
       [{ LEAD_RETENTION_DAYS: '1' }, { leadRetentionDays: 1 }],
       [{ LEAD_RETENTION_DAYS: '730' }, { leadRetentionDays: 730 }],
+      [{}, { spamRetentionDays: 30, captcha: null, rateLimitFormToken: { limit: 60, windowSeconds: 60 } }],
+      [
+        { SPAM_RETENTION_DAYS: '7', RATE_LIMIT_FORM_TOKEN: '10/60s' },
+        { spamRetentionDays: 7, rateLimitFormToken: { limit: 10, windowSeconds: 60 } },
+      ],
+      [
+        { CAPTCHA_PROVIDER: 'turnstile', CAPTCHA_SECRET: ' s3cret ', CAPTCHA_SITE_KEY: 'site' },
+        {
+          captcha: {
+            provider: 'turnstile',
+            secret: 's3cret',
+            siteKey: 'site',
+            verifyUrl: 'https://challenges.cloudflare.com/turnstile/v0/siteverify',
+            scriptUrl: 'https://challenges.cloudflare.com/turnstile/v0/api.js?render=explicit',
+          },
+        },
+      ],
+      [
+        {
+          CAPTCHA_PROVIDER: 'hcaptcha',
+          CAPTCHA_SECRET: 's',
+          CAPTCHA_SITE_KEY: 'k',
+          CAPTCHA_VERIFY_URL: 'http://127.0.0.1:9/siteverify',
+          CAPTCHA_SCRIPT_URL: 'http://127.0.0.1:9/api.js',
+        },
+        { captcha: { provider: 'hcaptcha', secret: 's', siteKey: 'k', verifyUrl: 'http://127.0.0.1:9/siteverify', scriptUrl: 'http://127.0.0.1:9/api.js' } },
+      ],
     ] as [Env, object][])('%j', (env, expected) => {
       expect(loadConfig(env)).toMatchObject(expected);
     });
@@ -337,6 +370,15 @@ describe('loadConfig', () => {
       const error = expectRefused('RATE_LIMIT_AGENT_PER_ADDRESS', '599/60s');
       expect(error.message).toContain('RATE_LIMIT_AGENT');
       expect(() => loadConfig({ RATE_LIMIT_AGENT_PER_ADDRESS: '20/2s' })).not.toThrow();
+    });
+
+    it('refuses a captcha half configured, naming what is missing, and a provider it does not know', () => {
+      expectRefused('CAPTCHA_PROVIDER', 'recaptcha', { CAPTCHA_SECRET: 's', CAPTCHA_SITE_KEY: 'k' });
+      expectRefused('CAPTCHA_SECRET', ' ', { CAPTCHA_PROVIDER: 'turnstile', CAPTCHA_SITE_KEY: 'k' });
+      expectRefused('CAPTCHA_SITE_KEY', '', { CAPTCHA_PROVIDER: 'hcaptcha', CAPTCHA_SECRET: 's' });
+      expect(failure({ CAPTCHA_SECRET: 's' }).message).toMatch(/CAPTCHA_SECRET needs CAPTCHA_PROVIDER/);
+      expectRefused('CAPTCHA_VERIFY_URL', 'ftp://example.com/verify', { CAPTCHA_PROVIDER: 'turnstile', CAPTCHA_SECRET: 's', CAPTCHA_SITE_KEY: 'k' });
+      expectRefused('SPAM_RETENTION_DAYS', '0');
     });
 
     describe('API_DEPRECATIONS', () => {

@@ -89,6 +89,12 @@ export interface AppConfig {
    * null keeps them forever.
    */
   leadRetentionDays: number | null;
+  /** Leads screened as spam are erased this many days after they were received (docs/decisions/0033-screening.md). */
+  spamRetentionDays: number;
+  /** The captcha anonymous leads carry, verified at intake; null when none is configured. */
+  captcha: CaptchaConfig | null;
+  /** Per-address quota of GET /forms/token. */
+  rateLimitFormToken: RateLimitQuota;
   webhooks: WebhookConfig;
   /**
    * The 32-byte key that seals stored secrets (signing keys, webhook secrets). Unset: on SQLite a key file in DATA_DIR;
@@ -97,6 +103,28 @@ export interface AppConfig {
   secretsKey?: Buffer;
   version: string;
 }
+
+export type CaptchaProvider = 'turnstile' | 'hcaptcha';
+
+/** A captcha provider (docs/decisions/0033-screening.md): CAPTCHA_PROVIDER with its secret and site key. */
+export interface CaptchaConfig {
+  provider: CaptchaProvider;
+  secret: string;
+  siteKey: string;
+  /** The provider's siteverify endpoint, or an operator's proxy. */
+  verifyUrl: string;
+  /** The widget's script, which the form script loads. */
+  scriptUrl: string;
+}
+
+/** Each provider's documented siteverify endpoint and widget script. */
+const CAPTCHA_DEFAULTS: Record<CaptchaProvider, { verifyUrl: string; scriptUrl: string }> = {
+  turnstile: {
+    verifyUrl: 'https://challenges.cloudflare.com/turnstile/v0/siteverify',
+    scriptUrl: 'https://challenges.cloudflare.com/turnstile/v0/api.js?render=explicit',
+  },
+  hcaptcha: { verifyUrl: 'https://api.hcaptcha.com/siteverify', scriptUrl: 'https://js.hcaptcha.com/1/api.js?render=explicit' },
+};
 
 /** Lead delivery by webhook (docs/decisions/0027-webhooks-outbox.md); durations in milliseconds. */
 export interface WebhookConfig {
@@ -186,6 +214,9 @@ export function loadConfig(env: Env = process.env, stdoutIsTerminal = process.st
     apiDeprecations: parseDeprecations(value('API_DEPRECATIONS')),
     timeZone: parseTimeZone(value('TIME_ZONE')),
     leadRetentionDays: value('LEAD_RETENTION_DAYS') === undefined ? null : parseInteger('LEAD_RETENTION_DAYS', value('LEAD_RETENTION_DAYS'), 0, 1, 36_500),
+    spamRetentionDays: parseInteger('SPAM_RETENTION_DAYS', value('SPAM_RETENTION_DAYS'), 30, 1, 36_500),
+    captcha: parseCaptcha(value),
+    rateLimitFormToken: parseQuota('RATE_LIMIT_FORM_TOKEN', value('RATE_LIMIT_FORM_TOKEN') ?? '60/60s'),
     webhooks: Object.freeze({
       retrySchedule: parseDurations('WEBHOOK_RETRY_SCHEDULE', value('WEBHOOK_RETRY_SCHEDULE') ?? '5s,5m,30m,2h,5h,10h,10h'),
       timeoutMs: parseDuration('WEBHOOK_TIMEOUT', value('WEBHOOK_TIMEOUT') ?? '15s', 100, 60_000),
@@ -351,6 +382,29 @@ function parseAllowPrivate(value: (name: string) => string | undefined): boolean
     );
   }
   return allowPrivate;
+}
+
+function parseCaptcha(value: (name: string) => string | undefined): CaptchaConfig | null {
+  const provider = value('CAPTCHA_PROVIDER');
+  const rest = ['CAPTCHA_SECRET', 'CAPTCHA_SITE_KEY', 'CAPTCHA_VERIFY_URL', 'CAPTCHA_SCRIPT_URL'].filter((name) => value(name) !== undefined);
+  if (provider === undefined) {
+    if (rest.length > 0) throw new ConfigError(rest[0], 'needs CAPTCHA_PROVIDER (turnstile or hcaptcha)');
+    return null;
+  }
+  if (provider !== 'turnstile' && provider !== 'hcaptcha') throw new ConfigError('CAPTCHA_PROVIDER', 'must be turnstile or hcaptcha');
+  const required = (name: string) => {
+    const raw = value(name);
+    if (raw === undefined || raw.trim() === '') throw new ConfigError(name, `is required with CAPTCHA_PROVIDER=${provider}`);
+    return raw.trim();
+  };
+  const url = (name: string, fallback: string) => parseUrl(name, value(name), ['http:', 'https:']) ?? fallback;
+  return Object.freeze({
+    provider,
+    secret: required('CAPTCHA_SECRET'),
+    siteKey: required('CAPTCHA_SITE_KEY'),
+    verifyUrl: url('CAPTCHA_VERIFY_URL', CAPTCHA_DEFAULTS[provider].verifyUrl),
+    scriptUrl: url('CAPTCHA_SCRIPT_URL', CAPTCHA_DEFAULTS[provider].scriptUrl),
+  });
 }
 
 function parseQuota(name: string, raw: string): RateLimitQuota {
