@@ -576,47 +576,91 @@ describe('data-subject requests', () => {
 });
 
 describe('erasure on disk', () => {
+  const person = {
+    nome: 'Iracema Quintela',
+    email: 'Iracema.Quintela@Exemplo.net',
+    telefone: '+55 (21) 98888-4321',
+    mensagem: 'Sou Iracema Quintela e quero uma proposta.',
+    legal_bases: GRANTED,
+    consent_text: 'Eu, Iracema Quintela, aceito receber comunicações.',
+  };
+  const needles = ['iracema.quintela@exemplo.net', 'iracema quintela', 'quintela', 'disco-7', '+5521988884321', '(21) 98888-4321', '98888-4321'];
+  /** The needles found in the bytes of the SQLite file and its WAL. */
+  const onDisk = (t: TestApp) => {
+    const files = ['leads.sqlite', 'leads.sqlite-wal']
+      .map((name) => join(t.config.dataDir, name))
+      .filter((file) => existsSync(file))
+      .map((file) => readFileSync(file).toString('latin1').toLowerCase());
+    return needles.filter((needle) => files.some((bytes) => bytes.includes(needle)));
+  };
+  const other = (t: TestApp, i: number) =>
+    t.http
+      .post('/api/v1/lead')
+      .set('Idempotency-Key', `outra-${i}`)
+      .send({
+        nome: `Outra Pessoa ${i}`,
+        email: `${(i * 7919) % 1000}.outra${i}@exemplo.net`,
+        telefone: '+55 11 3333-4444',
+        mensagem: `Mensagem ${i} ${'proposta '.repeat(i % 60)}`,
+      });
+  const erase = async (t: TestApp, leads: number) => {
+    const res = await t.http
+      .post('/api/v1/data-subject-requests/erasure')
+      .set('Authorization', `Bearer ${await operatorToken(t, 'leads:erase')}`)
+      .send({ email: person.email })
+      .then(expectContract);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ counts: { leads, webhook_messages: leads, idempotency_keys: leads }, scrubbed: true });
+  };
+  const withWebhooks = async (t: TestApp, receiver: WebhookReceiver) => {
+    const manager = await operatorToken(t, 'webhooks:manage');
+    expect((await t.http.post('/api/v1/webhooks').set('Authorization', `Bearer ${manager}`).send({ url: receiver.url })).status).toBe(201);
+  };
+
   itIf('sqlite')('leaves none of the person in the SQLite file or its WAL, outbox and idempotency rows included', async () => {
     const t = await startTestApp(FAST);
     const receiver = await WebhookReceiver.start();
     try {
-      const eraser = await operatorToken(t, 'leads:erase');
-      const manager = await operatorToken(t, 'webhooks:manage');
-      expect((await t.http.post('/api/v1/webhooks').set('Authorization', `Bearer ${manager}`).send({ url: receiver.url })).status).toBe(201);
-      const person = {
-        nome: 'Iracema Quintela',
-        email: 'Iracema.Quintela@Exemplo.net',
-        telefone: '+55 (21) 98888-4321',
-        mensagem: 'Sou Iracema Quintela e quero uma proposta.',
-        legal_bases: GRANTED,
-        consent_text: 'Eu, Iracema Quintela, aceito receber comunicações.',
-      };
+      await withWebhooks(t, receiver);
       // Hers and others', interleaved, so that her rows share pages with rows that stay.
       for (let i = 0; i < 150; i++) {
-        const own = await t.http.post('/api/v1/lead').set('Idempotency-Key', `disco-${i}`).send(person);
-        expect(own.status).toBe(201);
-        const other = await t.http.post('/api/v1/lead').send({ nome: `Outra Pessoa ${i}`, email: `outra${i}@exemplo.net`, telefone: '+55 11 3333-4444' });
-        expect(other.status).toBe(201);
+        expect((await t.http.post('/api/v1/lead').set('Idempotency-Key', `disco-${i}`).send(person)).status).toBe(201);
+        expect((await other(t, i)).status).toBe(201);
       }
       await receiver.waitFor(300, 30_000);
-      const files = () =>
-        ['leads.sqlite', 'leads.sqlite-wal']
-          .map((name) => join(t.config.dataDir, name))
-          .filter((file) => existsSync(file))
-          .map((file) => readFileSync(file).toString('latin1').toLowerCase());
-      const needles = ['iracema.quintela@exemplo.net', 'iracema quintela', 'quintela', 'disco-7', '+5521988884321', '(21) 98888-4321', '98888-4321'];
-      const found = () => needles.filter((needle) => files().some((bytes) => bytes.includes(needle)));
-      expect(found()).toEqual(needles);
+      expect(onDisk(t)).toEqual(needles);
+      await erase(t, 150);
+      expect(onDisk(t)).toEqual([]);
+      expect(readFileSync(join(t.config.dataDir, 'leads.sqlite')).toString('latin1')).toContain('.outra149@exemplo.net');
+    } finally {
+      await receiver.close();
+      await t.close();
+    }
+  });
 
-      const res = await t.http
-        .post('/api/v1/data-subject-requests/erasure')
-        .set('Authorization', `Bearer ${eraser}`)
-        .send({ email: person.email })
-        .then(expectContract);
-      expect(res.status).toBe(200);
-      expect(res.body).toMatchObject({ counts: { leads: 150, webhook_messages: 150, idempotency_keys: 150 }, scrubbed: true });
-      expect(found()).toEqual([]);
-      expect(files().join('')).toContain('outra149@exemplo.net');
+  // Her leads first, then many others: the pages that held her rows were split and their roots made interior while
+  // the others came in. With secure_delete on only around the erasure, her bytes stayed in the free gap of four such
+  // pages (decision 0029, "What remains on disk"); it is on for the whole connection.
+  itIf('sqlite')('leaves none of the person when her leads came first and thousands of others after them', async () => {
+    const t = await startTestApp(FAST);
+    const receiver = await WebhookReceiver.start();
+    try {
+      await withWebhooks(t, receiver);
+      for (let i = 0; i < 20; i++) expect((await t.http.post('/api/v1/lead').set('Idempotency-Key', `disco-${i}`).send(person)).status).toBe(201);
+      for (let i = 0; i < 300; i++) expect((await other(t, i)).status).toBe(201);
+      const rows = Array.from({ length: 3_000 }, (_, i) =>
+        storedLead(i, {
+          email: `${(i * 104729) % 9973}.z${i}@exemplo.org`,
+          mensagem: 'y'.repeat(i % 700),
+          receivedAt: new Date(Date.now() - ((i * 7919) % 100_000)),
+        }),
+      );
+      const repo = t.app.get<Repository<Lead>>(getRepositoryToken(Lead));
+      for (let start = 0; start < rows.length; start += 50) await repo.insert(rows.slice(start, start + 50));
+      await receiver.waitFor(320, 30_000);
+      expect(onDisk(t)).toEqual(needles);
+      await erase(t, 20);
+      expect(onDisk(t)).toEqual([]);
     } finally {
       await receiver.close();
       await t.close();
