@@ -32,7 +32,7 @@ export function erasedKey(box: SecretBox, scope: string, key: string): string {
 }
 
 /**
- * The erased mark as versions before issue 33 wrote it: a plain SHA-256 of scope and key. Such rows expire within
+ * The erased mark as the first version (issue 32) wrote it: a plain SHA-256 of scope and key. Such rows expire within
  * KEY_LIFETIME_MS of the erasure, so a retry is matched against both forms until then (decision 0029); delete this once
  * a release with erasedKey() has run for a day.
  */
