@@ -37,7 +37,6 @@ export class AppModule implements NestModule {
         SecretsModule,
         ProblemModule,
         DatabaseModule.forRoot(config),
-        SecretsModule,
         RateLimitModule.forRoot(config),
         SiteModule,
         DocsModule,

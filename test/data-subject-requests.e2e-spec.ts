@@ -6,15 +6,18 @@ import { getRepositoryToken } from '@nestjs/typeorm';
 import Database from 'better-sqlite3';
 import type { Response } from 'supertest';
 import type { Repository } from 'typeorm';
-import { LeadEraser } from '../src/data-subject/lead-eraser.service.js';
+import { LeadEraser, NIL_UUID } from '../src/data-subject/lead-eraser.service.js';
 import { LeadRetention } from '../src/data-subject/lead-retention.service.js';
 import { uuidv7 } from '../src/database/uuid-v7.js';
 import { ConsentText } from '../src/leads/consent-text.entity.js';
+import { IdempotencyKey } from '../src/leads/idempotency-key.entity.js';
+import { erasedKey, legacyErasedKey } from '../src/leads/idempotency.service.js';
 import { Lead } from '../src/leads/lead.entity.js';
+import { SecretBox } from '../src/secrets/secret-box.js';
 import { expectContract } from './support/contract.js';
 import { operatorToken } from './support/operator-token.js';
 import { storedLead } from './support/stored-leads.js';
-import { freshDatabase, ON_POSTGRES, startTestApp, TestApp, type TestDatabase } from './support/test-app.js';
+import { countLeads, freshDatabase, ON_POSTGRES, startTestApp, TestApp, type TestDatabase } from './support/test-app.js';
 import { WebhookReceiver } from './support/webhook-receiver.js';
 import { itIf } from './support/skips.js';
 
@@ -250,6 +253,7 @@ describe('data-subject requests', () => {
         expect.arrayContaining(['agent_registrations', 'consent_texts', 'leads', 'webhook_attempts', 'webhook_messages']),
       );
 
+      const [{ scope }] = (await t.dataSource.query("SELECT scope FROM idempotency_keys WHERE key = 'dsr-key-1'")) as { scope: string }[];
       const erasedAt = Date.now();
       const res = await call('erasure', { email: 'ZULEICA.Q@example.org' }, eraser);
       expect(res.status).toBe(200);
@@ -312,6 +316,9 @@ describe('data-subject requests', () => {
         }),
       ]);
       expect(Boolean(keys[0].erased)).toBe(true);
+      // An HMAC under the service's key, not a hash anyone could compute from a guessed key and address.
+      expect(keys[0].key).toBe(erasedKey(t.app.get(SecretBox), scope, 'dsr-key-1'));
+      expect(keys[0].key).not.toBe(legacyErasedKey(scope, 'dsr-key-1'));
       const [registration] = await t.dataSource.query("SELECT client_name, contacts FROM agent_registrations WHERE contacts LIKE '%ops@example.net%'");
       expect(registration).toEqual({ client_name: null, contacts: JSON.stringify(['ops@example.net']) });
 
@@ -382,6 +389,112 @@ describe('data-subject requests', () => {
     const erased = await call('erasure', { email: 'previa.pessoa@example.net', dry_run: false }, eraser);
     expect(erased.body).toMatchObject({ type: 'erasure', counts, dry_run: false });
     expect([...erased.body.lead_ids].sort()).toEqual([...dry.body.lead_ids].sort());
+  });
+
+  it('a dry run over several batches answers exactly what the erasure then answers: the same ids in the same order, the same counts', async () => {
+    const receiver = await WebhookReceiver.start();
+    try {
+      // A receiver that fails the first tries: attempts logged, deliveries left pending.
+      receiver.planned.push(...Array.from({ length: 40 }, () => ({ status: 500, body: 'não' })));
+      const endpoint = await t.http.post('/api/v1/webhooks').set('Authorization', `Bearer ${manager}`).send({ url: receiver.url }).then(expectContract);
+      expect(endpoint.status).toBe(201);
+      const run = uuidv7();
+      const email = `Lotes.${run}@Example.com`;
+      // Her own wording, named by leads in the first and the last batch; one she shares with someone who stays.
+      const own = `Eu aceito (lotes ${uuidv7()}).`;
+      const shared = `Aceito comunicações (lotes compartilhado ${uuidv7()}).`;
+      for (let i = 0; i < 230; i++) {
+        const consent = i === 0 || i === 229 ? { legal_bases: GRANTED, consent_text: own } : i === 100 ? { legal_bases: GRANTED, consent_text: shared } : {};
+        await lead({ nome: `Lotes ${i}`, email, ...consent }, i % 3 === 0 ? `lotes-${run}-${i}` : undefined);
+      }
+      await lead({ nome: 'Fica', email: `fica.${uuidv7()}@example.com`, legal_bases: GRANTED, consent_text: shared });
+      await register({ type: 'anonymous', client_name: 'agente dos lotes', contacts: [email.toUpperCase(), 'outro@example.net'] });
+      await receiver.waitFor(40, 30_000);
+      // Nothing changes under the two requests once every message is fanned out and every delivery done.
+      await eventually(
+        async () =>
+          (
+            (await t.dataSource.query(
+              "SELECT 1 FROM webhook_messages WHERE dispatched_at IS NULL UNION ALL SELECT 1 FROM webhook_deliveries WHERE state = 'pending'",
+            )) as unknown[]
+          ).length === 0 || undefined,
+        30_000,
+      );
+
+      const dry = await call('erasure', { email, dry_run: true }, eraser);
+      const erased = await call('erasure', { email }, eraser);
+      expect(erased.body.counts).toMatchObject({ leads: 230, consent_texts: 1, idempotency_keys: 77, agent_registrations: 1 });
+      expect(erased.body.counts.webhook_messages).toBeGreaterThan(0);
+      expect(erased.body.counts.webhook_attempts).toBeGreaterThan(0);
+      expect(dry.body.counts).toEqual(erased.body.counts);
+      expect(dry.body.lead_ids).toEqual(erased.body.lead_ids);
+    } finally {
+      await t.http
+        .delete(`/api/v1/webhooks/${(await t.http.get('/api/v1/webhooks').set('Authorization', `Bearer ${manager}`)).body.data[0]?.id}`)
+        .set('Authorization', `Bearer ${manager}`);
+      await receiver.close();
+    }
+  });
+
+  it('a dry run frees the event loop between its batches', async () => {
+    const email = `turnos.${uuidv7()}@example.com`;
+    const rows = Array.from({ length: 450 }, (_, i) => storedLead(i, { email, receivedAt: new Date(Date.now() - i) }));
+    await t.app.get<Repository<Lead>>(getRepositoryToken(Lead)).insert(rows);
+    // Turns of the event loop that come while the dry run is under way: one at least between each two of its 5 batches.
+    let turns = 0;
+    let running = true;
+    const tick = () => {
+      if (!running) return;
+      turns++;
+      setImmediate(tick);
+    };
+    setImmediate(tick);
+    const dry = t.app.get(LeadEraser).dryRun(email);
+    const result = await dry.finally(() => (running = false));
+    expect(result.counts.leads).toBe(450);
+    expect(turns).toBeGreaterThanOrEqual(4);
+  });
+
+  it('keyed intake takes a key in one statement (the erased mark looked for inside it); a mark an earlier version hashed still answers 410', async () => {
+    const statements: string[] = [];
+    const spy = jest.spyOn(t.dataSource.logger, 'logQuery').mockImplementation((query: string) => void statements.push(query));
+    try {
+      await lead({ nome: 'Chave Nova', email: 'chave.nova@example.com' }, 'chave-nova-1');
+    } finally {
+      spy.mockRestore();
+    }
+    // The reservation and the recorded answer: no lookup of its own before them.
+    expect(statements.filter((sql) => sql.includes('idempotency_keys')).map((sql) => sql.trim().split(/\s/)[0].toUpperCase())).toEqual(['INSERT', 'UPDATE']);
+
+    // A mark written before erased keys were an HMAC: a plain SHA-256 of scope and key, kept for its 24 hours.
+    const [{ scope }] = (await t.dataSource.query("SELECT scope FROM idempotency_keys WHERE key = 'chave-nova-1'")) as { scope: string }[];
+    await t.dataSource.getRepository(IdempotencyKey).insert({
+      scope: 'erased',
+      key: legacyErasedKey(scope, 'chave-antiga-1'),
+      fingerprint: '',
+      leadId: NIL_UUID,
+      state: 'done',
+      erased: true,
+      responseBody: null,
+      createdAt: new Date(),
+      expiresAt: new Date(Date.now() + 3_600_000),
+    });
+    const leadsBefore = await countLeads(t.dataSource);
+    const retry = await t.http
+      .post('/api/v1/lead')
+      .set('Idempotency-Key', 'chave-antiga-1')
+      .send({ nome: 'Chave Antiga', email: 'chave.antiga@example.com' })
+      .then(expectContract);
+    expectProblem(retry, 410, 'lead_erased');
+    expect(await countLeads(t.dataSource)).toBe(leadsBefore);
+    // Another caller's same key is not refused: the mark is of that scope and key.
+    const other = await t.http
+      .post('/api/v1/lead')
+      .set('Idempotency-Key', 'chave-antiga-1')
+      .set('Authorization', `Bearer ${await operatorToken(t, 'leads:write')}`)
+      .send({ nome: 'Chave Antiga', email: 'chave.antiga@example.com' })
+      .then(expectContract);
+    expect(other.status).toBe(201);
   });
 
   it('an erasure of more than 1,000 leads lists the first 1,000 ids and says so; the audit keeps every id in one row', async () => {
@@ -463,47 +576,91 @@ describe('data-subject requests', () => {
 });
 
 describe('erasure on disk', () => {
+  const person = {
+    nome: 'Iracema Quintela',
+    email: 'Iracema.Quintela@Exemplo.net',
+    telefone: '+55 (21) 98888-4321',
+    mensagem: 'Sou Iracema Quintela e quero uma proposta.',
+    legal_bases: GRANTED,
+    consent_text: 'Eu, Iracema Quintela, aceito receber comunicações.',
+  };
+  const needles = ['iracema.quintela@exemplo.net', 'iracema quintela', 'quintela', 'disco-7', '+5521988884321', '(21) 98888-4321', '98888-4321'];
+  /** The needles found in the bytes of the SQLite file and its WAL. */
+  const onDisk = (t: TestApp) => {
+    const files = ['leads.sqlite', 'leads.sqlite-wal']
+      .map((name) => join(t.config.dataDir, name))
+      .filter((file) => existsSync(file))
+      .map((file) => readFileSync(file).toString('latin1').toLowerCase());
+    return needles.filter((needle) => files.some((bytes) => bytes.includes(needle)));
+  };
+  const other = (t: TestApp, i: number) =>
+    t.http
+      .post('/api/v1/lead')
+      .set('Idempotency-Key', `outra-${i}`)
+      .send({
+        nome: `Outra Pessoa ${i}`,
+        email: `${(i * 7919) % 1000}.outra${i}@exemplo.net`,
+        telefone: '+55 11 3333-4444',
+        mensagem: `Mensagem ${i} ${'proposta '.repeat(i % 60)}`,
+      });
+  const erase = async (t: TestApp, leads: number) => {
+    const res = await t.http
+      .post('/api/v1/data-subject-requests/erasure')
+      .set('Authorization', `Bearer ${await operatorToken(t, 'leads:erase')}`)
+      .send({ email: person.email })
+      .then(expectContract);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ counts: { leads, webhook_messages: leads, idempotency_keys: leads }, scrubbed: true });
+  };
+  const withWebhooks = async (t: TestApp, receiver: WebhookReceiver) => {
+    const manager = await operatorToken(t, 'webhooks:manage');
+    expect((await t.http.post('/api/v1/webhooks').set('Authorization', `Bearer ${manager}`).send({ url: receiver.url })).status).toBe(201);
+  };
+
   itIf('sqlite')('leaves none of the person in the SQLite file or its WAL, outbox and idempotency rows included', async () => {
     const t = await startTestApp(FAST);
     const receiver = await WebhookReceiver.start();
     try {
-      const eraser = await operatorToken(t, 'leads:erase');
-      const manager = await operatorToken(t, 'webhooks:manage');
-      expect((await t.http.post('/api/v1/webhooks').set('Authorization', `Bearer ${manager}`).send({ url: receiver.url })).status).toBe(201);
-      const person = {
-        nome: 'Iracema Quintela',
-        email: 'Iracema.Quintela@Exemplo.net',
-        telefone: '+55 (21) 98888-4321',
-        mensagem: 'Sou Iracema Quintela e quero uma proposta.',
-        legal_bases: GRANTED,
-        consent_text: 'Eu, Iracema Quintela, aceito receber comunicações.',
-      };
+      await withWebhooks(t, receiver);
       // Hers and others', interleaved, so that her rows share pages with rows that stay.
       for (let i = 0; i < 150; i++) {
-        const own = await t.http.post('/api/v1/lead').set('Idempotency-Key', `disco-${i}`).send(person);
-        expect(own.status).toBe(201);
-        const other = await t.http.post('/api/v1/lead').send({ nome: `Outra Pessoa ${i}`, email: `outra${i}@exemplo.net`, telefone: '+55 11 3333-4444' });
-        expect(other.status).toBe(201);
+        expect((await t.http.post('/api/v1/lead').set('Idempotency-Key', `disco-${i}`).send(person)).status).toBe(201);
+        expect((await other(t, i)).status).toBe(201);
       }
       await receiver.waitFor(300, 30_000);
-      const files = () =>
-        ['leads.sqlite', 'leads.sqlite-wal']
-          .map((name) => join(t.config.dataDir, name))
-          .filter((file) => existsSync(file))
-          .map((file) => readFileSync(file).toString('latin1').toLowerCase());
-      const needles = ['iracema.quintela@exemplo.net', 'iracema quintela', 'quintela', 'disco-7', '+5521988884321', '(21) 98888-4321', '98888-4321'];
-      const found = () => needles.filter((needle) => files().some((bytes) => bytes.includes(needle)));
-      expect(found()).toEqual(needles);
+      expect(onDisk(t)).toEqual(needles);
+      await erase(t, 150);
+      expect(onDisk(t)).toEqual([]);
+      expect(readFileSync(join(t.config.dataDir, 'leads.sqlite')).toString('latin1')).toContain('.outra149@exemplo.net');
+    } finally {
+      await receiver.close();
+      await t.close();
+    }
+  });
 
-      const res = await t.http
-        .post('/api/v1/data-subject-requests/erasure')
-        .set('Authorization', `Bearer ${eraser}`)
-        .send({ email: person.email })
-        .then(expectContract);
-      expect(res.status).toBe(200);
-      expect(res.body).toMatchObject({ counts: { leads: 150, webhook_messages: 150, idempotency_keys: 150 }, scrubbed: true });
-      expect(found()).toEqual([]);
-      expect(files().join('')).toContain('outra149@exemplo.net');
+  // Her leads first, then many others: the pages that held her rows were split and their roots made interior while
+  // the others came in. With secure_delete on only around the erasure, her bytes stayed in the free gap of four such
+  // pages (decision 0029, "What remains on disk"); it is on for the whole connection.
+  itIf('sqlite')('leaves none of the person when her leads came first and thousands of others after them', async () => {
+    const t = await startTestApp(FAST);
+    const receiver = await WebhookReceiver.start();
+    try {
+      await withWebhooks(t, receiver);
+      for (let i = 0; i < 20; i++) expect((await t.http.post('/api/v1/lead').set('Idempotency-Key', `disco-${i}`).send(person)).status).toBe(201);
+      for (let i = 0; i < 300; i++) expect((await other(t, i)).status).toBe(201);
+      const rows = Array.from({ length: 3_000 }, (_, i) =>
+        storedLead(i, {
+          email: `${(i * 104729) % 9973}.z${i}@exemplo.org`,
+          mensagem: 'y'.repeat(i % 700),
+          receivedAt: new Date(Date.now() - ((i * 7919) % 100_000)),
+        }),
+      );
+      const repo = t.app.get<Repository<Lead>>(getRepositoryToken(Lead));
+      for (let start = 0; start < rows.length; start += 50) await repo.insert(rows.slice(start, start + 50));
+      await receiver.waitFor(320, 30_000);
+      expect(onDisk(t)).toEqual(needles);
+      await erase(t, 20);
+      expect(onDisk(t)).toEqual([]);
     } finally {
       await receiver.close();
       await t.close();

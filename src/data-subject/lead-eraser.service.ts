@@ -1,14 +1,16 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata.js';
 import { SQLITE_BUSY_TIMEOUT_MS } from '../database/data-source.js';
-import { takeRegistrationsNaming } from '../identity/registration-addresses.js';
+import { REGISTRATIONS_NAMING, RegistrationNamingAddress, takeRegistrationsNaming } from '../identity/registration-addresses.js';
 import { Lead } from '../leads/lead.entity.js';
 import { ERASED_SCOPE, erasedKey } from '../leads/idempotency.service.js';
 import { foldEmail } from '../leads/lead-rules.js';
 import { WebhookDispatcher } from '../webhooks/webhook-dispatcher.service.js';
 import { safeError } from '../logging/safe-error.js';
+import { SecretBox } from '../secrets/secret-box.js';
 import { Steps, WebhookStore } from '../webhooks/webhook-store.js';
 
 /** Leads erased per transaction: one person's leads are usually one batch; retention takes the expired ones in these steps. */
@@ -62,13 +64,6 @@ export function addCounts(a: ErasureCounts, b: ErasureCounts): ErasureCounts {
   return Object.fromEntries(Object.entries(a).map(([name, n]) => [name, n + b[name as keyof ErasureCounts]])) as unknown as ErasureCounts;
 }
 
-/** Thrown at the end of a dry run's transaction, so that it rolls back, with what the erasure would have removed. */
-class RolledBack extends Error {
-  constructor(readonly result: ErasedBatch) {
-    super('dry run: rolled back');
-  }
-}
-
 /**
  * The one erasure path, for data-subject requests and retention alike (docs/decisions/0029-data-subject-requests.md):
  * a batch of leads and everything that refers to them, in one transaction, with the `lead.erased` event in the same
@@ -87,6 +82,7 @@ export class LeadEraser {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly store: WebhookStore,
     private readonly dispatcher: WebhookDispatcher,
+    private readonly box: SecretBox,
   ) {
     this.receivedAt = dataSource.getMetadata(Lead).findColumnWithPropertyName('receivedAt')!;
   }
@@ -179,27 +175,63 @@ export class LeadEraser {
 
   /**
    * What erasing one person's leads (the case-folded address) would remove now, and the address from agent
-   * registrations: the erasure's own steps, every batch in one transaction that is then rolled back, so the counts are
-   * exactly the erasure's and nothing changes (no event, no webhook message is forgotten).
+   * registrations, without a transaction: read-only counting queries over the person's leads in the erasure's own
+   * batches and order (keyset on `(received_at, id)` descending, the `email_folded` index's), a turn of the event loop
+   * between batches, and the consent wordings counted at the end among those the leads named. Nothing changes (no
+   * event, no webhook message is forgotten); test/data-subject-requests.e2e-spec.ts holds its answer to the erasure's.
    */
   async dryRun(emailFolded: string): Promise<ErasedBatch> {
-    try {
-      await this.store.transaction(() => this.dryRunSteps(emailFolded, Date.now()));
-    } catch (error) {
-      if (error instanceof RolledBack) return error.result;
-      throw error;
+    const store = this.store;
+    const p = store.p.bind(store);
+    const counts = { ...NO_ERASURE };
+    const registrations = await store.query<RegistrationNamingAddress>(REGISTRATIONS_NAMING(p), [emailFolded]);
+    counts.agent_registrations = registrations.filter((row) => withoutAddress(row, emailFolded) !== undefined).length;
+    const leadIds: string[] = [];
+    const wordings = new Set<string>();
+    for (let after: [unknown, string] | undefined; ;) {
+      const rows = await store.query<{ id: string; received_at: unknown; consent_text_sha256: string | null }>(
+        `SELECT id, received_at, consent_text_sha256 FROM leads WHERE email_folded = ${p(1)}${after ? ` AND (received_at, id) < (${p(2)}, ${p(3)})` : ''}
+          ORDER BY received_at DESC, id DESC LIMIT ${ERASURE_BATCH}`,
+        after ? [emailFolded, ...after] : [emailFolded],
+      );
+      if (rows.length === 0) break;
+      const ids = rows.map((row) => row.id);
+      leadIds.push(...ids);
+      for (const row of rows) if (row.consent_text_sha256 !== null) wordings.add(row.consent_text_sha256);
+      const n = ids.length;
+      // The same list four times: SQLite's ? placeholders are positional.
+      const [found] = await store.query<Record<'messages' | 'deliveries' | 'attempts' | 'keys', unknown>>(
+        `SELECT (SELECT COUNT(*) FROM webhook_messages WHERE lead_id IN (${store.list(1, n)})) AS messages,
+          (SELECT COUNT(*) FROM webhook_deliveries d JOIN webhook_messages m ON m.id = d.message_id WHERE m.lead_id IN (${store.list(n + 1, n)})) AS deliveries,
+          (SELECT COUNT(*) FROM webhook_attempts a JOIN webhook_messages m ON m.id = a.message_id WHERE m.lead_id IN (${store.list(2 * n + 1, n)})) AS attempts,
+          (SELECT COUNT(*) FROM idempotency_keys WHERE lead_id IN (${store.list(3 * n + 1, n)})) AS keys`,
+        [...ids, ...ids, ...ids, ...ids],
+      );
+      counts.leads += n;
+      counts.webhook_messages += Number(found.messages);
+      counts.webhook_deliveries += Number(found.deliveries);
+      counts.webhook_attempts += Number(found.attempts);
+      counts.idempotency_keys += Number(found.keys);
+      if (n < ERASURE_BATCH) break;
+      const last = rows[n - 1];
+      after = [
+        this.dataSource.driver.preparePersistentValue(this.dataSource.driver.prepareHydratedValue(last.received_at, this.receivedAt), this.receivedAt),
+        last.id,
+      ];
+      await nextTurn();
     }
-    throw new Error('a dry run must roll back');
-  }
-
-  private *dryRunSteps(emailFolded: string, now: number): Steps<never> {
-    const result: ErasedBatch = { leadIds: [], counts: NO_ERASURE };
-    for (let first = true; ; first = false) {
-      const batch = yield* this.batchSteps({ emailFolded }, undefined, 'data_subject_request', now, first ? emailFolded : undefined);
-      result.leadIds.push(...batch.leadIds);
-      result.counts = addCounts(result.counts, batch.counts);
-      if (batch.leadIds.length === 0) throw new RolledBack(result);
+    // A wording goes with the last lead that names it: those of the person's leads that no one else's lead names.
+    const named = [...wordings].sort();
+    for (let start = 0; start < named.length; start += ERASURE_BATCH) {
+      const chunk = named.slice(start, start + ERASURE_BATCH);
+      const [row] = await store.query<{ n: unknown }>(
+        `SELECT COUNT(*) AS n FROM consent_texts c WHERE c.sha256 IN (${store.list(1, chunk.length)})
+          AND NOT EXISTS (SELECT 1 FROM leads l WHERE l.consent_text_sha256 = c.sha256 AND l.email_folded <> ${p(chunk.length + 1)})`,
+        [...chunk, emailFolded],
+      );
+      counts.consent_texts += Number(row.n);
     }
+    return { leadIds, counts };
   }
 
   private *batchSteps(
@@ -214,7 +246,11 @@ export class LeadEraser {
     const lock = store.postgres ? ('emailFolded' in selection ? ' FOR UPDATE' : ' FOR UPDATE SKIP LOCKED') : '';
     const leads =
       'emailFolded' in selection
-        ? yield [`SELECT id, consent_text_sha256 FROM leads WHERE email_folded = ${p(1)} LIMIT ${ERASURE_BATCH}${lock}`, [selection.emailFolded]]
+        ? // Newest first, as the dry run walks them: the email_folded index's order.
+          yield [
+            `SELECT id, consent_text_sha256 FROM leads WHERE email_folded = ${p(1)} ORDER BY received_at DESC, id DESC LIMIT ${ERASURE_BATCH}${lock}`,
+            [selection.emailFolded],
+          ]
         : yield [`SELECT id, consent_text_sha256 FROM leads WHERE received_at < ${p(1)} ORDER BY received_at LIMIT ${ERASURE_BATCH}${lock}`, [cutoff]];
     const counts = { ...NO_ERASURE };
     if (registrationsOf !== undefined) counts.agent_registrations = yield* this.clearRegistrations(registrationsOf);
@@ -230,7 +266,7 @@ export class LeadEraser {
     // scope (an anonymous caller's address) and the text the client chose are personal: only a hash of both is kept.
     const keys = yield [`SELECT scope, key FROM idempotency_keys WHERE lead_id IN (${list})`, leadIds];
     for (const { scope, key } of keys as { scope: string; key: string }[]) {
-      const hashed = erasedKey(scope, key);
+      const hashed = erasedKey(this.box, scope, key);
       // An expired mark of the same scope and key, not yet purged, would collide.
       yield [`DELETE FROM idempotency_keys WHERE scope = ${p(1)} AND key = ${p(2)}`, [ERASED_SCOPE, hashed]];
       // Parameters in the order they appear: SQLite's ? placeholders are positional.
@@ -264,17 +300,24 @@ export class LeadEraser {
     const rows = yield* takeRegistrationsNaming(emailFolded, p);
     let changed = 0;
     for (const row of rows) {
-      const contacts = row.contacts === null ? null : (JSON.parse(row.contacts as string) as unknown[]);
-      const kept = contacts?.filter((contact) => typeof contact !== 'string' || foldEmail(contact.trim()) !== emailFolded) ?? null;
-      const emailMatches = typeof row.email === 'string' && foldEmail(row.email.trim()) === emailFolded;
-      if (!emailMatches && kept?.length === contacts?.length) continue;
+      const change = withoutAddress(row, emailFolded);
+      if (!change) continue;
       yield [
         // The name the agent gave itself goes too: it may be the person's ("Assistente da Maria").
         `UPDATE agent_registrations SET contacts = ${p(1)}, email = ${p(2)}, client_name = NULL WHERE id = ${p(3)}`,
-        [kept === null || kept.length === 0 ? null : JSON.stringify(kept), emailMatches ? null : row.email, row.id],
+        [change.contacts, change.email, row.id],
       ];
       changed++;
     }
     return changed;
   }
+}
+
+/** A registration's contacts (JSON) and email without the address (case-folded), or undefined when it does not name it. */
+function withoutAddress(row: RegistrationNamingAddress, emailFolded: string): { contacts: string | null; email: string | null } | undefined {
+  const contacts = row.contacts === null ? null : (JSON.parse(row.contacts) as unknown[]);
+  const kept = contacts?.filter((contact) => typeof contact !== 'string' || foldEmail(contact.trim()) !== emailFolded) ?? null;
+  const emailMatches = typeof row.email === 'string' && foldEmail(row.email.trim()) === emailFolded;
+  if (!emailMatches && kept?.length === contacts?.length) return undefined;
+  return { contacts: kept === null || kept.length === 0 ? null : JSON.stringify(kept), email: emailMatches ? null : row.email };
 }

@@ -36,8 +36,9 @@ export function dataSourceOptions(config: Pick<AppConfig, 'databaseUrl' | 'dataD
     prepareDatabase: (db: { pragma(sql: string): unknown }) => {
       db.pragma('synchronous = NORMAL');
       db.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
-      // Deleted and rewritten bytes are zeroed, on every transaction: the intake's own page splits and updates leave
-      // copies of rows in free space that an erasure's deletes never reach (issue 32 found them in interior pages).
+      // Deleted and rewritten bytes are zeroed, on every transaction, not only the erasure's: intake's page splits and
+      // updates leave copies of rows in free space that an erasure's deletes never reach (with it on only around the
+      // erasure, the scrub tests found the person in 4 interior pages; decision 0029, "What an erasure leaves on disk").
       db.pragma('secure_delete = ON');
     },
   };

@@ -13,17 +13,17 @@ export function registrationAddresses(contacts: readonly string[] | undefined, e
   return [...new Set([...(contacts ?? []), ...(email === undefined ? [] : [email])].map((address) => foldEmail(address.trim())))];
 }
 
+/** The registrations that name an address (case-folded, the first parameter), through its index. */
+export const REGISTRATIONS_NAMING = (p: (n: number) => string): string =>
+  `SELECT r.id, r.contacts, r.email FROM agent_registration_addresses a JOIN agent_registrations r ON r.id = a.registration_id WHERE a.email_folded = ${p(1)}`;
+
 /**
  * Inside the erasure's transaction: the registrations that name the address (case-folded), found through its index,
  * with the index rows removed, since the caller removes the address from them in the same transaction.
  * `p(n)` is the n-th placeholder of the database.
  */
 export function* takeRegistrationsNaming(emailFolded: string, p: (n: number) => string): Steps<RegistrationNamingAddress[]> {
-  const rows = yield [
-    `SELECT r.id, r.contacts, r.email FROM agent_registration_addresses a JOIN agent_registrations r ON r.id = a.registration_id
-      WHERE a.email_folded = ${p(1)}`,
-    [emailFolded],
-  ];
+  const rows = yield [REGISTRATIONS_NAMING(p), [emailFolded]];
   if (rows.length) yield [`DELETE FROM agent_registration_addresses WHERE email_folded = ${p(1)}`, [emailFolded]];
   return rows as unknown as RegistrationNamingAddress[];
 }

@@ -7,6 +7,7 @@ import { uuidv7 } from '../database/uuid-v7.js';
 import { isUniqueViolation } from '../database/database-errors.js';
 import { safeError } from '../logging/safe-error.js';
 import { AppError } from '../problem/app-error.js';
+import { SecretBox } from '../secrets/secret-box.js';
 import { IdempotencyKey } from './idempotency-key.entity.js';
 
 /** How long a key is kept and replays its first answer; src/docs/stated-limits.spec.ts holds the texts that state it. */
@@ -21,8 +22,21 @@ const PURGE_INTERVAL_MS = 60 * 60 * 1000;
  */
 export const ERASED_SCOPE = 'erased';
 
-/** What an erased key keeps of its scope and text: a SHA-256 of both. */
-export function erasedKey(scope: string, key: string): string {
+/**
+ * What an erased key keeps of its scope and text: an HMAC of both under a key derived from the service's secrets key
+ * (the same on every instance), so that nobody holding the table can test a dictionary of likely keys and addresses
+ * against it. Hex, 64 characters.
+ */
+export function erasedKey(box: SecretBox, scope: string, key: string): string {
+  return box.mac(`${scope}\0${key}`, 'idempotency_erased_key').toString('hex');
+}
+
+/**
+ * The erased mark as the first version (issue 32) wrote it: a plain SHA-256 of scope and key. Such rows expire within
+ * KEY_LIFETIME_MS of the erasure, so a retry is matched against both forms until then (decision 0029); delete this once
+ * a release with erasedKey() has run for a day.
+ */
+export function legacyErasedKey(scope: string, key: string): string {
   return createHash('sha256').update(scope).update('\0').update(key).digest('hex');
 }
 
@@ -42,11 +56,18 @@ export interface IdempotentWork<T> {
 export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('Idempotency');
   private purgeTimer?: NodeJS.Timeout;
-  private markQuery?: string;
+  private reserveQuery?: string;
+  private readonly createdAt: ColumnMetadata;
   private readonly expiresAt: ColumnMetadata;
+  private readonly erased: ColumnMetadata;
 
-  constructor(@InjectRepository(IdempotencyKey) private readonly keys: Repository<IdempotencyKey>) {
+  constructor(
+    @InjectRepository(IdempotencyKey) private readonly keys: Repository<IdempotencyKey>,
+    private readonly box: SecretBox,
+  ) {
+    this.createdAt = keys.metadata.findColumnWithPropertyName('createdAt')!;
     this.expiresAt = keys.metadata.findColumnWithPropertyName('expiresAt')!;
+    this.erased = keys.metadata.findColumnWithPropertyName('erased')!;
   }
 
   onModuleInit(): void {
@@ -59,8 +80,6 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
 
   async run<T>(scope: string, key: string, fingerprint: string, work: IdempotentWork<T>, attempt = 0): Promise<T> {
     const now = new Date();
-    // The lead must not come back by a retry: before anything, as the erased row no longer holds this scope and key.
-    if (await this.erasedMark(scope, key, now)) throw leadErased();
     const reservation: IdempotencyKey = Object.assign(new IdempotencyKey(), {
       scope,
       key,
@@ -72,7 +91,9 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
       createdAt: now,
       expiresAt: new Date(now.getTime() + KEY_LIFETIME_MS),
     });
-    if (await this.reserve(reservation)) return this.complete(reservation, work);
+    const reserved = await this.reserve(reservation);
+    if (reserved === 'erased') throw leadErased();
+    if (reserved === 'reserved') return this.complete(reservation, work);
 
     const existing = await this.keys.findOneBy({ scope, key });
     if (!existing || existing.expiresAt <= now) {
@@ -100,26 +121,40 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
   }
 
   /**
-   * Whether an erasure left its mark for this scope and key. A statement written once, not a repository find: TypeORM
-   * building the find for every keyed lead cost keyed intake 18% (paired run, issue 32); this is one primary-key probe.
+   * Takes the key, unless it is taken ('taken': the caller looks at the row) or an erasure left its mark for this scope
+   * and key ('erased': the lead must not come back by a retry). One statement: the mark is looked for inside the INSERT,
+   * since the marked row no longer holds this scope and key and so cannot make it conflict; keyed intake pays one
+   * primary-key probe, not a statement of its own. Written once, not by the query builder (building it per lead cost
+   * keyed intake 18%: bench/RESULTS.md).
    */
-  private async erasedMark(scope: string, key: string, now: Date): Promise<boolean> {
+  private async reserve(row: IdempotencyKey): Promise<'reserved' | 'taken' | 'erased'> {
     const { driver } = this.keys.manager.connection;
-    this.markQuery ??= `SELECT 1 AS found FROM idempotency_keys WHERE scope = ${driver.createParameter('scope', 0)} AND key = ${driver.createParameter('key', 1)} AND expires_at > ${driver.createParameter('now', 2)}`;
-    const rows = (await this.keys.query(this.markQuery, [
-      ERASED_SCOPE,
-      erasedKey(scope, key),
-      driver.preparePersistentValue(now, this.expiresAt),
-    ])) as unknown[];
-    return rows.length > 0;
-  }
-
-  private async reserve(row: IdempotencyKey): Promise<boolean> {
+    const postgres = driver.options.type === 'postgres';
+    // PostgreSQL types the parameters of an INSERT … SELECT from the SELECT, not from the columns: cast them.
+    const cast = (n: number, type: string) => (postgres ? `$${n}::${type}` : '?');
+    this.reserveQuery ??= `INSERT INTO idempotency_keys (scope, key, fingerprint, lead_id, state, erased, response_body, created_at, expires_at)
+      SELECT ${cast(1, 'varchar')}, ${cast(2, 'varchar')}, ${cast(3, 'varchar')}, ${cast(4, 'uuid')}, ${cast(5, 'varchar')}, ${cast(6, 'boolean')}, NULL, ${cast(7, 'timestamptz')}, ${cast(8, 'timestamptz')}
+      WHERE NOT EXISTS (SELECT 1 FROM idempotency_keys WHERE scope = ${cast(9, 'varchar')} AND key IN (${cast(10, 'varchar')}, ${cast(11, 'varchar')}) AND expires_at > ${cast(12, 'timestamptz')})
+      RETURNING lead_id`;
+    const createdAt = driver.preparePersistentValue(row.createdAt, this.createdAt);
     try {
-      await this.keys.createQueryBuilder().insert().values(row).updateEntity(false).execute();
-      return true;
+      const inserted = (await this.keys.query(this.reserveQuery, [
+        row.scope,
+        row.key,
+        row.fingerprint,
+        row.leadId,
+        row.state,
+        driver.preparePersistentValue(row.erased, this.erased),
+        createdAt,
+        driver.preparePersistentValue(row.expiresAt, this.expiresAt),
+        ERASED_SCOPE,
+        erasedKey(this.box, row.scope, row.key),
+        legacyErasedKey(row.scope, row.key),
+        createdAt,
+      ])) as unknown[];
+      return inserted.length ? 'reserved' : 'erased';
     } catch (error) {
-      if (isUniqueViolation(error)) return false;
+      if (isUniqueViolation(error)) return 'taken';
       throw error;
     }
   }

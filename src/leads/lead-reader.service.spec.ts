@@ -6,6 +6,7 @@ import { DataSource } from 'typeorm';
 import { freshDatabase, TestDatabase } from '../../test/support/database.js';
 import { loadConfig } from '../config/config.js';
 import { ConfigModule } from '../config/config.module.js';
+import { SecretsModule } from '../secrets/secrets.module.js';
 import { DatabaseModule } from '../database/database.module.js';
 import { uuidv7 } from '../database/uuid-v7.js';
 import { Lead } from './lead.entity.js';
@@ -97,7 +98,9 @@ describe.each(kinds)('LeadReader on %s', (kind) => {
   beforeAll(async () => {
     database = await freshDatabase(kind);
     const config = loadConfig({ LOG_LEVEL: 'silent', ...database.env });
-    const module = await Test.createTestingModule({ imports: [ConfigModule.forRoot(config), DatabaseModule.forRoot(config), LeadsModule] }).compile();
+    const module = await Test.createTestingModule({
+      imports: [ConfigModule.forRoot(config), DatabaseModule.forRoot(config), SecretsModule, LeadsModule],
+    }).compile();
     const app = await module.init();
     dataSource = app.get<DataSource>(getDataSourceToken());
     reader = app.get(LeadReader);

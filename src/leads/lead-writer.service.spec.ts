@@ -10,6 +10,7 @@ import { TcpProxy } from '../../test/support/tcp-proxy.js';
 import { loadConfig } from '../config/config.js';
 import { isDatabaseUnavailable, isUniqueViolation } from '../database/database-errors.js';
 import { ConfigModule } from '../config/config.module.js';
+import { SecretsModule } from '../secrets/secrets.module.js';
 import { DatabaseModule } from '../database/database.module.js';
 import { MAX_ROWS_PER_INSERT } from '../database/insert-transaction.js';
 import { uuidv7 } from '../database/uuid-v7.js';
@@ -120,10 +121,12 @@ describe.each(kinds)('LeadWriter on %s', (kind) => {
       proxy = new TcpProxy(url.hostname, Number(url.port || 5432));
       await proxy.start();
       url.host = `127.0.0.1:${proxy.port}`;
-      env = { DATABASE_URL: url.toString() };
+      env = { DATABASE_URL: url.toString(), SECRETS_KEY: database.env.SECRETS_KEY };
     }
     const config = loadConfig({ LOG_LEVEL: 'silent', ...env });
-    const module = await Test.createTestingModule({ imports: [ConfigModule.forRoot(config), DatabaseModule.forRoot(config), LeadNotesModule] }).compile();
+    const module = await Test.createTestingModule({
+      imports: [ConfigModule.forRoot(config), DatabaseModule.forRoot(config), SecretsModule, LeadNotesModule],
+    }).compile();
     const app = await module.init();
     dataSource = app.get<DataSource>(getDataSourceToken());
     writer = app.get(LeadWriter);

@@ -12,6 +12,8 @@ const KEY_BYTES = 32;
  */
 export class SecretBox {
   private readonly key: Buffer;
+  /** The MAC key of each context, derived once: keyed intake makes one MAC per lead. */
+  private readonly macKeys = new Map<string, Buffer>();
 
   constructor(key: Buffer) {
     if (key.length !== KEY_BYTES) throw new Error(`a secrets key must be ${KEY_BYTES} bytes, not ${key.length}`);
@@ -48,7 +50,11 @@ export class SecretBox {
    * again on any instance, never stored. The HMAC key is derived for `context`, so the sealing key itself is never a MAC key.
    */
   mac(value: string, context: string): Buffer {
-    const key = Buffer.from(hkdfSync('sha256', this.key, Buffer.alloc(0), `mac:${context}`, KEY_BYTES));
+    let key = this.macKeys.get(context);
+    if (!key) {
+      key = Buffer.from(hkdfSync('sha256', this.key, Buffer.alloc(0), `mac:${context}`, KEY_BYTES));
+      this.macKeys.set(context, key);
+    }
     return createHmac('sha256', key).update(value, 'utf8').digest();
   }
 
