@@ -241,7 +241,10 @@ describe('loadConfig', () => {
       expect([...loadConfig({ SCREENING_RULES: 'all' }).screeningRules]).toEqual([...SCREENING_RULE_NAMES]);
       expect([...loadConfig({ SCREENING_RULES: 'none' }).screeningRules]).toEqual([]);
       expect([...loadConfig({ SCREENING_RULES: ' honeypot , captcha' }).screeningRules]).toEqual(['honeypot', 'captcha']);
-      expect([...loadConfig({ SCREENING_ALLOW_DOMAINS: 'Mailinator.com, empresa.com.br' }).screeningAllowDomains]).toEqual(['mailinator.com', 'empresa.com.br']);
+      expect([...loadConfig({ SCREENING_ALLOW_DOMAINS: 'Mailinator.com, empresa.com.br' }).screeningAllowDomains]).toEqual([
+        'mailinator.com',
+        'empresa.com.br',
+      ]);
     });
 
     it('parses API_DEPRECATIONS into dates', () => {

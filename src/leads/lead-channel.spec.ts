@@ -6,7 +6,9 @@ const channelOf = (headers: Record<string, string>) => leadChannelOf({ headers }
 /** The headers each client really sends with a JSON POST (issue 33). */
 describe('leadChannelOf', () => {
   it('labels Node’s fetch (undici: Sec-Fetch-Mode: cors, no Origin, no Sec-Fetch-Site) api', () => {
-    expect(channelOf({ 'content-type': 'application/json', accept: '*/*', 'user-agent': 'node', 'sec-fetch-mode': 'cors', 'accept-encoding': 'gzip, deflate' })).toBe('api');
+    expect(
+      channelOf({ 'content-type': 'application/json', accept: '*/*', 'user-agent': 'node', 'sec-fetch-mode': 'cors', 'accept-encoding': 'gzip, deflate' }),
+    ).toBe('api');
   });
 
   it('labels curl and Python’s requests api', () => {
@@ -16,7 +18,13 @@ describe('leadChannelOf', () => {
 
   it('labels a browser page form: a cross-origin fetch sends Origin and Sec-Fetch-Site; a same-origin one at least Sec-Fetch-Site', () => {
     expect(
-      channelOf({ origin: 'https://www.cliente.com.br', 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'cors', 'sec-fetch-dest': 'empty', 'user-agent': 'Mozilla/5.0' }),
+      channelOf({
+        origin: 'https://www.cliente.com.br',
+        'sec-fetch-site': 'cross-site',
+        'sec-fetch-mode': 'cors',
+        'sec-fetch-dest': 'empty',
+        'user-agent': 'Mozilla/5.0',
+      }),
     ).toBe('form');
     expect(channelOf({ 'sec-fetch-site': 'same-origin', 'sec-fetch-mode': 'cors' })).toBe('form');
     expect(channelOf({ origin: 'null' })).toBe('form');

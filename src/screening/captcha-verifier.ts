@@ -66,7 +66,9 @@ export class CaptchaVerifier {
       }
       answer = await res.json();
     } catch (error) {
-      return this.unavailable(error instanceof Error && error.name === 'TimeoutError' ? `did not answer within ${VERIFY_TIMEOUT_MS} ms` : 'could not be reached or read');
+      return this.unavailable(
+        (error as { name?: unknown } | null)?.name === 'TimeoutError' ? `did not answer within ${VERIFY_TIMEOUT_MS} ms` : 'could not be reached or read',
+      );
     }
     if (!isAnswer(answer)) return this.unavailable('gave an answer that is not siteverify’s');
     return this.outcomeOf(answer);
