@@ -480,7 +480,11 @@ describe('erasure on disk', () => {
       };
       // Hers and others', interleaved, so that her rows share pages with rows that stay.
       for (let i = 0; i < 150; i++) {
-        const own = await t.http.post('/api/v1/lead').set('Idempotency-Key', `disco-${i}`).send(person);
+        // Each message its own: more than 5 identical leads from one address would be held, and send no webhook.
+        const own = await t.http
+          .post('/api/v1/lead')
+          .set('Idempotency-Key', `disco-${i}`)
+          .send({ ...person, mensagem: `${person.mensagem} (${i})` });
         expect(own.status).toBe(201);
         const other = await t.http.post('/api/v1/lead').send({ nome: `Outra Pessoa ${i}`, email: `outra${i}@exemplo.net`, telefone: '+55 11 3333-4444' });
         expect(other.status).toBe(201);

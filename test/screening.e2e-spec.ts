@@ -1,7 +1,5 @@
 /** @database screening at intake: every reason from REST and MCP, one answer for every verdict, stored verdicts, webhooks */
-import { execFile } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
-import { promisify } from 'node:util';
 import type { Response } from 'supertest';
 import { FormTokens } from '../src/forms/form-tokens.service.js';
 import { Lead } from '../src/leads/lead.entity.js';
@@ -22,7 +20,6 @@ import { WebhookReceiver } from './support/webhook-receiver.js';
  * invalid), so this suite tests what screening does with each answer.
  */
 
-const execFileAsync = promisify(execFile);
 const ACCEPT_BOTH = 'application/json, text/event-stream';
 const FAST_WEBHOOKS = { WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_SCHEDULE: '50ms', WEBHOOK_POLL_INTERVAL: '20ms', WEBHOOK_TIMEOUT: '2s' };
 
@@ -48,9 +45,10 @@ const REST_CASES: [string, 'held' | 'spam', Body, Headers][] = [
   ['captcha_missing', 'held', REAL, { 'Captcha-Token': '' }],
   ['captcha_failed', 'spam', REAL, { 'Captcha-Token': 'forged.token' }],
   ['disposable_email', 'held', { ...REAL, email: 'test7@mailinator.com' }, {}],
-  ['honeypot', 'spam', REAL, { 'Form-Trap': 'https://cheap.example' }],
+  ['honeypot', 'spam', REAL, { 'Form-Token': 'good', 'Form-Trap': 'https://cheap.example' }],
   ['too_fast', 'held', REAL, { 'Form-Token': 'fresh' }],
-  ['form_token_invalid', 'held', REAL, { 'Form-Token': 'forged' }],
+  ['form_token_invalid', 'held', REAL, { 'Form-Token': 'forged', 'Form-Trap': '' }],
+  ['form_token_invalid', 'held', REAL, { 'Form-Trap': '' }],
   ['too_many_links', 'held', { ...REAL, mensagem: 'BUY CHEAP VIAGRA http://a.example http://b.example http://c.example' }, {}],
   ['markup', 'held', { ...REAL, nome: '<script>alert(1)</script>' }, {}],
   ['spreadsheet_formula', 'held', { ...REAL, mensagem: '=HYPERLINK("https://x.example","Clique aqui")' }, {}],
@@ -72,7 +70,8 @@ describe('screening at intake', () => {
 
   const post = (body: Body, headers: Headers = {}) => {
     const withToken = 'Captcha-Token' in headers ? headers : { 'Captcha-Token': TURNSTILE_TEST.dummyToken, ...headers };
-    const sent = Object.fromEntries(Object.entries(withToken).filter(([, value]) => value !== ''));
+    // An empty Captcha-Token here means none at all; an empty Form-Trap is sent as the form script sends it.
+    const sent = Object.fromEntries(Object.entries(withToken).filter(([name, value]) => name !== 'Captcha-Token' || value !== ''));
     return t.http
       .post('/api/v1/lead')
       .set({ 'X-Forwarded-For': freshAddress(), ...sent })
@@ -158,7 +157,7 @@ describe('screening at intake', () => {
 
   it('REST: a form lead with a valid token and an empty trap field is accepted; the token is redeemed once', async () => {
     redeem.mockClear();
-    const { id } = expectReceipt(await post(REAL, { 'Form-Token': 'good' }));
+    const { id } = expectReceipt(await post(REAL, { 'Form-Token': 'good', 'Form-Trap': '' }));
     await expectVerdict(id, 'accepted', []);
     expect(redeem.mock.calls).toEqual([['good']]);
     // Without a Form-Token the lead is no form lead: nothing is redeemed.
@@ -211,7 +210,7 @@ describe('screening at intake', () => {
   });
 
   it('gives the same answer for every verdict: status, headers but the date and request id, and the receipt’s shape', async () => {
-    const answers = [await post(REAL), await post({ ...REAL, email: 'x@mailinator.com' }), await post(REAL, { 'Form-Trap': 'x' })];
+    const answers = [await post(REAL), await post({ ...REAL, email: 'x@mailinator.com' }), await post(REAL, { 'Form-Token': 'good', 'Form-Trap': 'x' })];
     await expectVerdict(answers[0].body.id, 'accepted', []);
     await expectVerdict(answers[1].body.id, 'held', ['disposable_email']);
     await expectVerdict(answers[2].body.id, 'spam', ['honeypot']);
@@ -230,7 +229,7 @@ describe('screening at intake', () => {
     const address = freshAddress();
     const first = await t.http
       .post('/api/v1/lead')
-      .set({ 'X-Forwarded-For': address, 'Idempotency-Key': key, 'Captcha-Token': TURNSTILE_TEST.dummyToken, 'Form-Trap': 'bot' })
+      .set({ 'X-Forwarded-For': address, 'Idempotency-Key': key, 'Captcha-Token': TURNSTILE_TEST.dummyToken, 'Form-Token': 'good', 'Form-Trap': 'bot' })
       .send(REAL)
       .then(expectContract);
     const asked = stub.requests.length;
@@ -298,7 +297,7 @@ describe('screening at intake', () => {
       expect(review.status).toBe(201);
 
       const held = expectReceipt(await post({ ...REAL, email: 'held@mailinator.com' })).id;
-      const spam = expectReceipt(await post(REAL, { 'Form-Trap': 'bot' })).id;
+      const spam = expectReceipt(await post(REAL, { 'Form-Token': 'good', 'Form-Trap': 'bot' })).id;
       const accepted = expectReceipt(await post(REAL)).id;
 
       const messages = (await t.dataSource.query('SELECT event_type, lead_id FROM webhook_messages')) as { event_type: string; lead_id: string }[];
@@ -344,23 +343,14 @@ describe('screening at intake', () => {
       expect((await stored(id)).channel).toBe('api');
     });
 
-    it('labels a lead sent with curl api', async () => {
-      const { stdout } = await execFileAsync('curl', [
-        '-sS',
-        '-X',
-        'POST',
-        '-H',
-        'Content-Type: application/json',
-        '-H',
-        `Captcha-Token: ${TURNSTILE_TEST.dummyToken}`,
-        '-H',
-        `X-Forwarded-For: ${freshAddress()}`,
-        '--data-binary',
-        JSON.stringify(REAL),
-        `${base}/api/v1/lead`,
-      ]);
-      const { id } = JSON.parse(stdout) as { id: string };
-      expect((await stored(id)).channel).toBe('api');
+    it('labels a lead with the headers curl and Python’s requests send api', async () => {
+      for (const agent of [
+        { 'User-Agent': 'curl/8.14.1', Accept: '*/*' },
+        { 'User-Agent': 'python-requests/2.32.3', Accept: '*/*', Connection: 'keep-alive' },
+      ]) {
+        const res = await post(REAL, agent);
+        expect((await stored(expectReceipt(res).id)).channel).toBe('api');
+      }
     });
 
     it('labels a lead with the headers a browser page sends (Origin, Sec-Fetch-Site) form', async () => {

@@ -12,9 +12,9 @@ export interface LeadEvidence {
   remoteIp: string | undefined;
   /** The captcha widget's token (`Captcha-Token`). */
   captchaToken?: string;
-  /** The form script's single-use token (`Form-Token`): its presence makes the lead a form lead. */
+  /** The form script's single-use token (`Form-Token`). */
   formToken?: string;
-  /** The form's trap field (`Form-Trap`): a person never fills it. */
+  /** The form's trap field (`Form-Trap`), empty when a person sent the form: a person never fills it. */
   formTrap?: string;
 }
 
@@ -24,7 +24,8 @@ export function evidenceOf(req: Request): LeadEvidence {
   return {
     ...captchaEvidenceOf(req),
     formToken: present(headers['form-token']),
-    formTrap: present(headers['form-trap']),
+    // Empty is what the form script sends for a trap left alone: present, and not filled.
+    formTrap: headers['form-trap'] === undefined ? undefined : String(headers['form-trap']),
   };
 }
 

@@ -110,7 +110,7 @@ describe('ScreeningService', () => {
     const lead = { nome: 'Ana', email: 'a@mailinator.com' };
     expect(await screening().judge(lead, ANONYMOUS, FROM(undefined, { formTrap: 'https://spam.example' }))).toEqual({
       verdict: 'spam',
-      reasons: ['disposable_email', 'honeypot'],
+      reasons: ['disposable_email', 'honeypot', 'form_token_invalid'],
     });
   });
 
@@ -127,6 +127,10 @@ describe('ScreeningService', () => {
     formTokens.answer = new Error('database gone');
     expect(await service.judge(lead, ANONYMOUS, FROM(undefined, { formToken: 't4' }))).toEqual({ verdict: 'held', reasons: ['form_token_invalid'] });
     expect(formTokens.redeemed).toEqual(['t1', 't2', 't3', 't4']);
+    // The form's trap field, left empty, without a token: a form lead that proves nothing.
+    expect(await service.judge(lead, ANONYMOUS, FROM('198.51.100.5', { formTrap: '' }))).toEqual({ verdict: 'held', reasons: ['form_token_invalid'] });
+    formTokens.answer = 'valid';
+    expect(await service.judge(lead, ANONYMOUS, FROM('198.51.100.6', { formTrap: '', formToken: 't5' }))).toEqual({ verdict: 'accepted', reasons: [] });
   });
 
   it('asks for a captcha only from anonymous callers, and only with a provider configured', async () => {

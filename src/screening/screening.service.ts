@@ -57,7 +57,7 @@ export class ScreeningService {
   async judge(lead: NormalisedLead, caller: Caller, evidence: LeadEvidence): Promise<Screening> {
     const rules = this.rules;
     const reasons: ScreeningReason[] = [];
-    if (rules.has('honeypot') && evidence.formTrap !== undefined) reasons.push('honeypot');
+    if (rules.has('honeypot') && evidence.formTrap) reasons.push('honeypot');
     if (rules.has('disposable_email') && this.isDisposable(lead.email)) reasons.push('disposable_email');
     if (rules.has('too_many_links') && tooManyLinks(lead)) reasons.push('too_many_links');
     if (rules.has('markup') && markup(lead)) reasons.push('markup');
@@ -68,8 +68,10 @@ export class ScreeningService {
     // Bearer callers (registered agents, operators) answer for their leads with their token.
     const anonymous = caller.registrationId === null && caller.clientId === null;
     if (rules.has('captcha') && this.captcha && anonymous) pending.push(this.captchaReason(evidence));
-    // A lead without a Form-Token is not a form lead: nothing to redeem, and no database round trip.
+    // A lead with neither header is not a form lead (an integration posting JSON): nothing to redeem, no round trip. One
+    // with the form's trap field but no token claims to come from the form without proving it.
     if (rules.has('form_token') && evidence.formToken !== undefined) pending.push(this.formTokenReason(evidence.formToken));
+    else if (rules.has('form_token') && evidence.formTrap !== undefined) reasons.push('form_token_invalid');
     if (rules.has('duplicate_burst')) pending.push(this.burstReason(lead, evidence.address));
     for (const reason of pending.length === 1 ? [await pending[0]] : await Promise.all(pending)) if (reason) reasons.push(reason);
 
