@@ -1,5 +1,7 @@
 /** @database screening at intake: every reason from REST and MCP, one answer for every verdict, stored verdicts, webhooks */
+import { randomInt } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
+import { Redis } from 'ioredis';
 import type { Response } from 'supertest';
 import { FormTokens } from '../src/forms/form-tokens.service.js';
 import { Lead } from '../src/leads/lead.entity.js';
@@ -8,7 +10,8 @@ import { BURST_LIMIT } from '../src/screening/screening.service.js';
 import { CaptchaStub, TURNSTILE_TEST } from './support/captcha-stub.js';
 import { contractSchema, expectContract } from './support/contract.js';
 import { operatorToken } from './support/operator-token.js';
-import { startTestApp, TestApp } from './support/test-app.js';
+import { describeIf } from './support/skips.js';
+import { freshDatabase, startTestApp, TestApp, TestDatabase } from './support/test-app.js';
 import { WebhookReceiver } from './support/webhook-receiver.js';
 
 /**
@@ -398,5 +401,54 @@ describe('screening with Turnstile’s already-spent test secret', () => {
       ['api', 'held', ['captcha_expired']],
       ['mcp', 'held', ['captcha_expired']],
     ]);
+  });
+});
+
+// Needs a Redis server (TEST_REDIS_URL; CI always names one).
+describeIf(['redis'])('the burst count shared through Redis', () => {
+  // A prefix of this run only, so that runs sharing the Redis never meet.
+  const prefix = `e2e-screening-${process.pid}-${randomInt(1e9)}:`;
+  let database: TestDatabase;
+  let a: TestApp;
+  let b: TestApp;
+  beforeAll(async () => {
+    database = await freshDatabase();
+    const env = { TRUST_PROXY: '1', REDIS_URL: process.env.TEST_REDIS_URL!, REDIS_KEY_PREFIX: prefix };
+    a = await startTestApp(env, database);
+    b = await startTestApp(env, database);
+    const deadline = Date.now() + 15_000;
+    for (const t of [a, b]) {
+      while ((await t.http.get('/api/v1/health')).body.checks?.redis !== 'up') {
+        if (Date.now() > deadline) throw new Error('Redis not up');
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    }
+  });
+  afterAll(async () => {
+    await Promise.all([a.close(), b.close()]);
+    await database.drop();
+  });
+
+  it(`holds the ${BURST_LIMIT + 1}th identical lead from one address whichever instance each went to, keyed by a hash`, async () => {
+    const address = `10.34.${randomInt(256)}.${randomInt(1, 255)}`;
+    const ids: string[] = [];
+    for (let i = 0; i <= BURST_LIMIT; i++) {
+      const res = await (i % 2 ? b : a).http.post('/api/v1/lead').set('X-Forwarded-For', address).send(REAL).then(expectContract);
+      expect(res.status).toBe(201);
+      ids.push(res.body.id);
+    }
+    const verdicts = await a.dataSource.getRepository(Lead).findBy(ids.map((id) => ({ id })));
+    const byId = new Map(verdicts.map((lead) => [lead.id, lead.screeningVerdict]));
+    expect(ids.map((id) => byId.get(id))).toEqual([...Array<string>(BURST_LIMIT).fill('accepted'), 'held']);
+    // The key names neither the address nor the e-mail.
+    const redis = new Redis(process.env.TEST_REDIS_URL!);
+    try {
+      const keys = await redis.keys(`${prefix}*burst*`);
+      expect(keys).toHaveLength(1);
+      expect(keys[0]).not.toContain(address);
+      expect(keys[0]).not.toContain(REAL.email);
+    } finally {
+      redis.disconnect();
+    }
   });
 });
