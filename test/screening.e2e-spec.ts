@@ -204,6 +204,15 @@ describe('screening at intake', () => {
     expect((await stored(id)).channel).toBe('mcp');
   });
 
+  it('tells MCP clients of the Captcha-Token header in the server card', async () => {
+    const card = await t.http.get('/.well-known/mcp/server-card.json').then(expectContract);
+    expect(card.body.remotes[0].headers).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ name: 'Captcha-Token', isRequired: false, description: expect.stringContaining('Cloudflare Turnstile') }),
+      ]),
+    );
+  });
+
   it('bearer callers need no captcha, and their leads still pass the content rules', async () => {
     const writer = await operatorToken(t, 'leads:write');
     const { id } = expectReceipt(await post(REAL, { 'Captcha-Token': '', Authorization: `Bearer ${writer}` }));
@@ -347,7 +356,7 @@ describe('screening at intake', () => {
     });
 
     it('labels a lead with the headers curl and Python’s requests send api', async () => {
-      for (const agent of [
+      for (const agent of <Headers[]>[
         { 'User-Agent': 'curl/8.14.1', Accept: '*/*' },
         { 'User-Agent': 'python-requests/2.32.3', Accept: '*/*', Connection: 'keep-alive' },
       ]) {
