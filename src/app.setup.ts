@@ -10,6 +10,7 @@ import helmet from 'helmet';
 import { AppModule } from './app.module.js';
 import { AppConfig } from './config/config.js';
 import { IPV6_PREFIX_SETTING } from './request/client-ip.js';
+import { SCREENING_HEADERS } from './screening/lead-evidence.js';
 import { limitConnections } from './server/connection-limits.js';
 import { HEADER_BLOCK_LIMIT_BYTES, HEADERS_TIMEOUT_MS, inKiB, REQUEST_TIMEOUT_MS } from './server/http-limits.js';
 import { PrototypedExpressAdapter } from './server/express-adapter.js';
@@ -73,7 +74,7 @@ export async function createApp(config: AppConfig, root: DynamicModule = AppModu
     origin: config.corsOrigins === '*' ? '*' : config.corsOrigins,
     credentials: false,
     methods: ['GET', 'HEAD', 'POST', 'OPTIONS'],
-    allowedHeaders: ['Content-Type', 'Authorization', 'Idempotency-Key', 'X-Request-Id', 'Mcp-Protocol-Version', 'Mcp-Session-Id'],
+    allowedHeaders: ['Content-Type', 'Authorization', 'Idempotency-Key', 'X-Request-Id', 'Mcp-Protocol-Version', 'Mcp-Session-Id', ...SCREENING_HEADERS],
     exposedHeaders: EXPOSED_HEADERS,
     maxAge: 600,
   });

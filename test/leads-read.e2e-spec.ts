@@ -104,7 +104,7 @@ describe('reading leads: GET /api/v1/leads and /api/v1/leads/{id}', () => {
     stored.push(
       view(await send({ nome: 'Ana', email: 'ana@example.com', origem: 'site' }, { Origin: 'https://cliente.example' }), { origem: 'site', channel: 'form' }),
     );
-    stored.push(view(await send({ nome: 'Ana', email: 'ana@example.com' }, { 'Sec-Fetch-Mode': 'cors' }), { channel: 'form' }));
+    stored.push(view(await send({ nome: 'Ana', email: 'ana@example.com' }, { 'Sec-Fetch-Site': 'cross-site', 'Sec-Fetch-Mode': 'cors' }), { channel: 'form' }));
     stored.push(
       view(await send({ nome: 'Ana', email: 'ana@example.com', origem: 'Site' }, { 'User-Agent': 'leads-cli/1.0.0 (node v24.21.0)' }), {
         origem: 'Site',

@@ -156,6 +156,17 @@ describe('meta: health, info, CORS, security headers, request ids', () => {
       expect(Number(res.headers['access-control-max-age'])).toBeGreaterThan(0);
       expect(res.text ?? '').toBe('');
     });
+
+    it('allows the preflight of a form’s lead with its screening headers (Captcha-Token, Form-Token, Form-Trap)', async () => {
+      const res = await t.http
+        .options('/api/v1/lead')
+        .set('Origin', 'https://cliente.example')
+        .set('Access-Control-Request-Method', 'POST')
+        .set('Access-Control-Request-Headers', 'captcha-token,content-type,form-token,form-trap')
+        .then(expectPreflightOutsideContract);
+      expect(res.status).toBe(204);
+      expect(list(res.headers['access-control-allow-headers'])).toEqual(expect.arrayContaining(['captcha-token', 'form-token', 'form-trap', 'content-type']));
+    });
   });
 
   describe('security headers (helmet)', () => {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import fc from 'fast-check';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, loadConfig, SCREENING_RULE_NAMES } from './config.js';
 
 type Env = Record<string, string | undefined>;
 
@@ -65,6 +65,8 @@ describe('loadConfig', () => {
         spamRetentionDays: 30,
         captcha: null,
         rateLimitFormToken: { limit: 60, windowSeconds: 60 },
+        screeningRules: new Set(SCREENING_RULE_NAMES),
+        screeningAllowDomains: new Set(),
         secretsKey: undefined,
         webhooks: {
           retrySchedule: [5000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],
@@ -232,6 +234,19 @@ describe('loadConfig', () => {
       expect(loadConfig(env)).toMatchObject(expected);
     });
 
+    it('runs every screening rule unless SCREENING_RULES names some, and exempts no domain unless SCREENING_ALLOW_DOMAINS lists it', () => {
+      const defaults = loadConfig({});
+      expect([...defaults.screeningRules]).toEqual([...SCREENING_RULE_NAMES]);
+      expect([...defaults.screeningAllowDomains]).toEqual([]);
+      expect([...loadConfig({ SCREENING_RULES: 'all' }).screeningRules]).toEqual([...SCREENING_RULE_NAMES]);
+      expect([...loadConfig({ SCREENING_RULES: 'none' }).screeningRules]).toEqual([]);
+      expect([...loadConfig({ SCREENING_RULES: ' honeypot , captcha' }).screeningRules]).toEqual(['honeypot', 'captcha']);
+      expect([...loadConfig({ SCREENING_ALLOW_DOMAINS: 'Mailinator.com, empresa.com.br' }).screeningAllowDomains]).toEqual([
+        'mailinator.com',
+        'empresa.com.br',
+      ]);
+    });
+
     it('parses API_DEPRECATIONS into dates', () => {
       const config = loadConfig({
         API_DEPRECATIONS: JSON.stringify([
@@ -379,6 +394,15 @@ describe('loadConfig', () => {
       expect(failure({ CAPTCHA_SECRET: 's' }).message).toMatch(/CAPTCHA_SECRET needs CAPTCHA_PROVIDER/);
       expectRefused('CAPTCHA_VERIFY_URL', 'ftp://example.com/verify', { CAPTCHA_PROVIDER: 'turnstile', CAPTCHA_SECRET: 's', CAPTCHA_SITE_KEY: 'k' });
       expectRefused('SPAM_RETENTION_DAYS', '0');
+    });
+
+    it('refuses an unknown or repeated screening rule, and an allowed domain that is not a domain name, quoting the entry', () => {
+      expect(expectRefused('SCREENING_RULES', 'honeypot,captchas').message).toContain('"captchas"');
+      expect(expectRefused('SCREENING_RULES', 'honeypot,,markup').message).toContain('""');
+      expect(expectRefused('SCREENING_RULES', 'markup,markup').message).toContain('markup twice');
+      expect(expectRefused('SCREENING_ALLOW_DOMAINS', 'example.com,@mailinator.com').message).toContain('"@mailinator.com"');
+      expectRefused('SCREENING_ALLOW_DOMAINS', 'https://example.com');
+      expectRefused('SCREENING_ALLOW_DOMAINS', 'localhost');
     });
 
     describe('API_DEPRECATIONS', () => {

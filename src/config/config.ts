@@ -95,6 +95,10 @@ export interface AppConfig {
   captcha: CaptchaConfig | null;
   /** Per-address quota of GET /forms/token. */
   rateLimitFormToken: RateLimitQuota;
+  /** The screening rules that run at intake (SCREENING_RULES, default all). */
+  screeningRules: ReadonlySet<ScreeningRule>;
+  /** E-mail domains the disposable-address rule never holds (SCREENING_ALLOW_DOMAINS), lower case. */
+  screeningAllowDomains: ReadonlySet<string>;
   webhooks: WebhookConfig;
   /**
    * The 32-byte key that seals stored secrets (signing keys, webhook secrets). Unset: on SQLite a key file in DATA_DIR;
@@ -105,6 +109,22 @@ export interface AppConfig {
 }
 
 export type CaptchaProvider = 'turnstile' | 'hcaptcha';
+
+/**
+ * The screening rules SCREENING_RULES can name (src/screening/screening.service.ts): `captcha` and `form_token` bring
+ * several reasons each; every other rule brings the reason of its own name.
+ */
+export const SCREENING_RULE_NAMES = [
+  'captcha',
+  'disposable_email',
+  'honeypot',
+  'form_token',
+  'too_many_links',
+  'markup',
+  'spreadsheet_formula',
+  'duplicate_burst',
+] as const;
+export type ScreeningRule = (typeof SCREENING_RULE_NAMES)[number];
 
 /** A captcha provider (docs/decisions/0033-screening.md): CAPTCHA_PROVIDER with its secret and site key. */
 export interface CaptchaConfig {
@@ -217,6 +237,8 @@ export function loadConfig(env: Env = process.env, stdoutIsTerminal = process.st
     spamRetentionDays: parseInteger('SPAM_RETENTION_DAYS', value('SPAM_RETENTION_DAYS'), 30, 1, 36_500),
     captcha: parseCaptcha(value),
     rateLimitFormToken: parseQuota('RATE_LIMIT_FORM_TOKEN', value('RATE_LIMIT_FORM_TOKEN') ?? '60/60s'),
+    screeningRules: parseScreeningRules(value('SCREENING_RULES')),
+    screeningAllowDomains: parseAllowDomains(value('SCREENING_ALLOW_DOMAINS')),
     webhooks: Object.freeze({
       retrySchedule: parseDurations('WEBHOOK_RETRY_SCHEDULE', value('WEBHOOK_RETRY_SCHEDULE') ?? '5s,5m,30m,2h,5h,10h,10h'),
       timeoutMs: parseDuration('WEBHOOK_TIMEOUT', value('WEBHOOK_TIMEOUT') ?? '15s', 100, 60_000),
@@ -405,6 +427,36 @@ function parseCaptcha(value: (name: string) => string | undefined): CaptchaConfi
     verifyUrl: url('CAPTCHA_VERIFY_URL', CAPTCHA_DEFAULTS[provider].verifyUrl),
     scriptUrl: url('CAPTCHA_SCRIPT_URL', CAPTCHA_DEFAULTS[provider].scriptUrl),
   });
+}
+
+/** A comma list of rule names, each once; `all` (the default) or `none` for every rule or none. */
+function parseScreeningRules(raw: string | undefined): ReadonlySet<ScreeningRule> {
+  if (raw === undefined || raw === 'all') return new Set(SCREENING_RULE_NAMES);
+  if (raw === 'none') return new Set();
+  const rules = new Set<ScreeningRule>();
+  for (const item of raw.split(',')) {
+    const name = item.trim();
+    if (!(SCREENING_RULE_NAMES as readonly string[]).includes(name)) {
+      throw new ConfigError('SCREENING_RULES', `must be all, none or a comma-separated list of ${SCREENING_RULE_NAMES.join(', ')} (bad entry "${name}")`);
+    }
+    if (rules.has(name as ScreeningRule)) throw new ConfigError('SCREENING_RULES', `lists ${name} twice`);
+    rules.add(name as ScreeningRule);
+  }
+  return rules;
+}
+
+/** Bare domain names (`example.com.br`), compared with an address's domain as the lead stores it: lower case. */
+function parseAllowDomains(raw: string | undefined): ReadonlySet<string> {
+  if (raw === undefined) return new Set();
+  return new Set(
+    raw.split(',').map((item) => {
+      const domain = item.trim().toLowerCase();
+      if (!/^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9-]{2,63}$/.test(domain)) {
+        throw new ConfigError('SCREENING_ALLOW_DOMAINS', `must be a comma-separated list of domain names such as example.com.br (bad entry "${item.trim()}")`);
+      }
+      return domain;
+    }),
+  );
 }
 
 function parseQuota(name: string, raw: string): RateLimitQuota {

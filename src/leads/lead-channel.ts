@@ -8,12 +8,13 @@ const CLI_USER_AGENT = 'leads-cli/';
 
 /**
  * The channel of a lead sent over HTTP: `cli` for the command-line client; `form` for a browser page (the form script or
- * a page's own fetch: browsers send Origin on a cross-origin or POST request, and Sec-Fetch-Mode: cors); `api`
- * otherwise. Header reads only, on the benchmarked path. The MCP tool says `mcp` itself.
+ * a page's own fetch), known by what only browsers send: `Origin` on a POST, or `Sec-Fetch-Site`. Not by
+ * `Sec-Fetch-Mode: cors`, which Node's fetch sends too. `api` otherwise (Node's fetch, curl, Python's requests).
+ * Advisory: any client can send these headers. Header reads only, on the benchmarked path. The MCP tool says `mcp` itself.
  */
 export function leadChannelOf(req: Request): LeadChannel {
   const headers = req.headers;
   if (headers['user-agent']?.startsWith(CLI_USER_AGENT)) return 'cli';
-  if (headers.origin !== undefined || headers['sec-fetch-mode'] === 'cors') return 'form';
+  if (headers.origin !== undefined || headers['sec-fetch-site'] !== undefined) return 'form';
   return 'api';
 }

@@ -4,6 +4,7 @@ import { OptionalBearer } from '../auth/bearer.guard.js';
 import { callerOf } from '../auth/caller.decorator.js';
 import { Consumes } from '../body/body.guard.js';
 import { RateLimit } from '../rate-limit/rate-limit.guard.js';
+import { evidenceOf } from '../screening/lead-evidence.js';
 import { readIdempotencyKey } from './idempotency-key.header.js';
 import { leadChannelOf } from './lead-channel.js';
 import { LeadReceipt, LeadsService } from './leads.service.js';
@@ -23,6 +24,6 @@ export class LeadsController {
   @HttpCode(201)
   @Consumes('application/json')
   create(@Req() req: Request): Promise<LeadReceipt> {
-    return this.leads.create(req.body as Record<string, unknown>, callerOf(req), leadChannelOf(req), readIdempotencyKey(req));
+    return this.leads.create(req.body as Record<string, unknown>, callerOf(req), leadChannelOf(req), evidenceOf(req), readIdempotencyKey(req));
   }
 }

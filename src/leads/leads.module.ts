@@ -14,9 +14,10 @@ import { LeadsController } from './leads.controller.js';
 import { LeadsReadController } from './leads-read.controller.js';
 import { LeadsReadService } from './leads-read.service.js';
 import { LeadsService } from './leads.service.js';
+import { ScreeningModule } from '../screening/screening.module.js';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([Lead, IdempotencyKey, ConsentText])],
+  imports: [TypeOrmModule.forFeature([Lead, IdempotencyKey, ConsentText]), ScreeningModule],
   // LeadsReadController last: its GET leads/:id must not take a literal route such as leads/export (see there).
   controllers: [LeadsController, LeadExportController, LeadsReadController],
   providers: [LeadsService, LeadValidationService, LeadWriter, LeadReader, LeadsReadService, LeadExportReader, LeadExportService, IdempotencyService],

@@ -13,7 +13,9 @@ import { foldEmail, LEAD_FIELD_NAMES } from './lead-rules.js';
 import type { NormalisedLead } from './normalised-lead.js';
 import { LeadValidationService } from './lead-validation.service.js';
 import { LeadWriter } from './lead-writer.service.js';
+import type { LeadEvidence } from '../screening/lead-evidence.js';
 import { AUTOMATIC_DECISION } from '../screening/screening.js';
+import { ScreeningService } from '../screening/screening.service.js';
 
 export interface LeadReceipt {
   id: string;
@@ -28,6 +30,7 @@ export class LeadsService implements OnModuleInit {
     private readonly writer: LeadWriter,
     private readonly validation: LeadValidationService,
     private readonly idempotency: IdempotencyService,
+    private readonly screening: ScreeningService,
   ) {}
 
   onModuleInit(): void {
@@ -40,14 +43,15 @@ export class LeadsService implements OnModuleInit {
   }
 
   /**
-   * Validates, normalises and stores a lead, with the surface it came through; with an Idempotency-Key a retry returns
-   * the first receipt instead of a second row.
+   * Validates, normalises, screens and stores a lead, with the surface it came through; with an Idempotency-Key a retry
+   * returns the first receipt instead of a second row. The receipt is the same whatever the verdict: it tells a bot nothing.
    */
-  async create(body: Record<string, unknown>, caller: Caller, channel: LeadChannel, idempotencyKey?: string): Promise<LeadReceipt> {
+  async create(body: Record<string, unknown>, caller: Caller, channel: LeadChannel, evidence: LeadEvidence, idempotencyKey?: string): Promise<LeadReceipt> {
     const lead = this.validation.validate(body);
-    if (idempotencyKey === undefined) return this.store(uuidv7(), lead, caller, channel);
+    if (idempotencyKey === undefined) return this.store(uuidv7(), lead, caller, channel, evidence);
     return this.idempotency.run(caller.scope, idempotencyKey, leadFingerprint(lead), {
-      execute: (id) => this.store(id, lead, caller, channel),
+      // Judged only by the attempt that stores it: a replay neither spends its tokens again nor changes the verdict.
+      execute: (id) => this.store(id, lead, caller, channel, evidence),
       recover: async (id) => {
         const stored = await this.leads.findOneBy({ id });
         return stored ? receipt(stored.id, stored.receivedAt) : undefined;
@@ -55,7 +59,8 @@ export class LeadsService implements OnModuleInit {
     });
   }
 
-  private async store(id: string, lead: NormalisedLead, caller: Caller, channel: LeadChannel): Promise<LeadReceipt> {
+  private async store(id: string, lead: NormalisedLead, caller: Caller, channel: LeadChannel, evidence: LeadEvidence): Promise<LeadReceipt> {
+    const { verdict, reasons } = await this.screening.judge(lead, caller, evidence);
     const receivedAt = new Date();
     const sha256 = lead.consent_text === undefined ? null : consentTextSha256(lead.consent_text);
     const row: Lead = {
@@ -76,11 +81,12 @@ export class LeadsService implements OnModuleInit {
       consentTextSha256: sha256,
       consentText: lead.consent_text,
       context: lead.context ?? null,
-      screeningVerdict: 'accepted',
-      screeningReasons: [],
+      screeningVerdict: verdict,
+      screeningReasons: reasons,
       screeningDecidedBy: AUTOMATIC_DECISION,
       screeningDecidedAt: receivedAt,
-      announcedAt: receivedAt,
+      // Its lead.received is written with it (WebhooksService) only when it is accepted.
+      announcedAt: verdict === 'accepted' ? receivedAt : null,
     };
     await this.writer.write(row);
     return receipt(id, receivedAt);

@@ -21,6 +21,7 @@ import { leadReadInput, queryErrorsOf, readLeadPage } from '../leads/lead-read-i
 import { LeadReader } from '../leads/lead-reader.service.js';
 import { LeadValidationService } from '../leads/lead-validation.service.js';
 import { LeadsService } from '../leads/leads.service.js';
+import type { LeadEvidence } from '../screening/lead-evidence.js';
 import { HealthService } from '../meta/health.service.js';
 import { isDatabaseUnavailable } from '../database/database-errors.js';
 import { safeError } from '../logging/safe-error.js';
@@ -76,6 +77,8 @@ export interface McpCall {
   caller: Caller;
   scopes: readonly string[];
   requestId: string;
+  /** What the HTTP request tells screening about a submit_lead (its Captcha-Token, its address). */
+  evidence: LeadEvidence;
 }
 
 /** A tool: what tools/list shows, and what a call runs for its caller. */
@@ -207,7 +210,7 @@ export class McpServerFactory {
           inputSchema: leadInput,
           annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
         },
-        run: lead(async (body, { caller }) => ({ ...(await this.leads.create(body, caller, 'mcp')) })),
+        run: lead(async (body, { caller, evidence }) => ({ ...(await this.leads.create(body, caller, 'mcp', evidence)) })),
       },
       {
         name: 'get_service_health',

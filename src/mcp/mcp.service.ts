@@ -9,12 +9,18 @@ import { principalOf } from '../auth/principal.js';
 import { requestIdOf } from '../request/request-id.js';
 import { mcpBody } from './mcp-message.js';
 import { serveMcp } from './mcp-transport.js';
+import { captchaEvidenceOf } from '../screening/lead-evidence.js';
 import { McpCall, McpServerFactory } from './mcp-server.factory.js';
 import { buildServerCard } from './server-card.js';
 
 const SERVER_CARD_TYPE = 'application/mcp-server-card+json';
 /** Never used: every request passes the bearer guard, which always sets a principal. */
-const UNKNOWN_CALL: McpCall = { caller: { scope: 'unknown', registrationId: null, clientId: null }, scopes: [], requestId: '' };
+const UNKNOWN_CALL: McpCall = {
+  caller: { scope: 'unknown', registrationId: null, clientId: null },
+  scopes: [],
+  requestId: '',
+  evidence: { address: 'unknown', remoteIp: undefined },
+};
 
 /**
  * Streamable HTTP at /mcp through the official SDK, stateless: a fresh server per request for the newest protocol
@@ -56,7 +62,7 @@ export class McpService implements OnModuleDestroy {
     if (Array.isArray(body)) return rpcError(res, 400, -32600, 'Invalid Request: JSON-RPC batches are not supported; send one message per request.');
     const caller = callerOf(req);
     // The token's scopes decide which tools this caller's server holds (operator tools need theirs).
-    const call: McpCall = { caller, scopes: principalOf(req).scopes, requestId: requestIdOf(req) };
+    const call: McpCall = { caller, scopes: principalOf(req).scopes, requestId: requestIdOf(req), evidence: captchaEvidenceOf(req) };
     req.auth = { token: '', clientId: caller.registrationId ?? 'anonymous', scopes: [], extra: { call, toolCalled: toolCalled(body) } };
     await serveMcp(this.handler, req, res, body);
   }

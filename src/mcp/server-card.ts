@@ -33,6 +33,17 @@ export function buildServerCard(config: AppConfig): { body: string; etag: string
             isSecret: true,
             value: 'Bearer {access_token}',
           },
+          // With a captcha provider, an anonymous submit_lead without its token is held for review (README, Screening).
+          ...(config.captcha
+            ? [
+                {
+                  name: 'Captcha-Token',
+                  description: `Optional for anonymous callers: a ${config.captcha.provider === 'turnstile' ? 'Cloudflare Turnstile' : 'hCaptcha'} token solved by the person whose lead submit_lead sends; without it (or a bearer token) the lead waits for review.`,
+                  isRequired: false,
+                  isSecret: true,
+                },
+              ]
+            : []),
         ],
         authentication: { required: false, schemes: ['bearer'] },
       },

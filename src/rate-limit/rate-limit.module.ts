@@ -9,9 +9,12 @@ import { policies, PolicyName } from './rate-limit.policies.js';
 import { rateLimitKey } from './rate-limit.guard.js';
 import { RateLimitStore } from './rate-limit.store.js';
 
-/** The store as an ordinary provider, so that Nest runs its lifecycle hooks (connect to Redis, and quit on shutdown). */
+/**
+ * The store as an ordinary provider, so that Nest runs its lifecycle hooks (connect to Redis, and quit on shutdown).
+ * One module, so one store, for the throttler and for every module that counts something else in it (screening).
+ */
 @Module({ providers: [RateLimitStore], exports: [RateLimitStore] })
-class RateLimitStoreModule {}
+export class RateLimitStoreModule {}
 
 const TRACKERS: Record<PolicyName, (req: Request) => string> = {
   anonymous: clientIp,

@@ -21,6 +21,10 @@ export const SCREENING_REASONS = {
   honeypot: 'spam',
   too_fast: 'held',
   form_token_invalid: 'held',
+  too_many_links: 'held',
+  markup: 'held',
+  spreadsheet_formula: 'held',
+  duplicate_burst: 'held',
 } as const satisfies Record<string, Exclude<ScreeningVerdict, 'accepted'>>;
 export type ScreeningReason = keyof typeof SCREENING_REASONS;
 

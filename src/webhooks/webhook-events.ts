@@ -3,8 +3,15 @@ import { createHmac, randomBytes } from 'node:crypto';
 /**
  * The event types an endpoint can subscribe to; `webhook.test` goes only to the endpoint it was sent for. `lead.erased`
  * and `consent.revoked` carry lead ids, never personal data (docs/decisions/0029-data-subject-requests.md).
+ * `lead.held` carries a lead screening held (docs/decisions/0033-screening.md).
  */
-export const EVENT_TYPES = ['lead.received', 'lead.erased', 'consent.revoked'] as const;
+export const EVENT_TYPES = ['lead.received', 'lead.held', 'lead.erased', 'consent.revoked'] as const;
+
+/**
+ * What an endpoint created without `events` gets: all but `lead.held`, which would hand an existing integration leads
+ * that no person has looked at; an endpoint gets those only by asking for them.
+ */
+export const DEFAULT_EVENT_TYPES: readonly string[] = EVENT_TYPES.filter((type) => type !== 'lead.held');
 export const TEST_EVENT = 'webhook.test';
 
 /** A message id, the `webhook-id` of every attempt: `msg_` and a UUIDv7's hex digits, so ids sort by time. */

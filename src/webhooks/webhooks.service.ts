@@ -8,15 +8,19 @@ import { leadViewOf } from '../leads/lead-reader.service.js';
 import { LeadWriter } from '../leads/lead-writer.service.js';
 import { AppError, invalidQuery, validationFailed } from '../problem/app-error.js';
 import type { FieldErrorCode } from '../problem/error-catalog.js';
+import type { ScreeningVerdict } from '../screening/screening.js';
 import { SecretBox } from '../secrets/secret-box.js';
 import { checkUrl, ResolvedAddress } from './webhook-address.js';
 import { WebhookDispatcher } from './webhook-dispatcher.service.js';
 import { WebhookEndpoint } from './webhook-endpoint.entity.js';
-import { EVENT_TYPES, messageId, messagePayload, newSecret, TEST_EVENT } from './webhook-events.js';
+import { DEFAULT_EVENT_TYPES, messageId, messagePayload, newSecret, TEST_EVENT } from './webhook-events.js';
 import { WebhookMessage } from './webhook-message.entity.js';
 import { EndpointChanges, parseEndpointCreate, parseEndpointUpdate, parseReplay } from './webhook-request.js';
 import { WebhookStore } from './webhook-store.js';
 import { WebhookResolver } from './webhook-tokens.js';
+
+/** The message a new lead writes, by its screening verdict. */
+const INTAKE_EVENTS: Record<ScreeningVerdict, string | undefined> = { accepted: 'lead.received', held: 'lead.held', spam: undefined };
 
 /** How long the previous secret keeps signing beside the new one after a rotation. */
 export const ROTATION_GRACE_MS = 24 * 3_600_000;
@@ -94,6 +98,9 @@ export class WebhooksService implements OnModuleInit, OnApplicationBootstrap {
 
   onModuleInit(): void {
     this.writer.alsoWrite(WebhookMessage, (lead) => {
+      // An accepted lead is announced; a held one only to endpoints that ask for lead.held; spam to nobody.
+      const eventType = INTAKE_EVENTS[lead.screeningVerdict];
+      if (eventType === undefined) return [];
       if (!this.endpointsMayExist) {
         this.leftOutUpTo = Math.max(this.leftOutUpTo, lead.receivedAt.getTime());
         return [];
@@ -102,8 +109,8 @@ export class WebhooksService implements OnModuleInit, OnApplicationBootstrap {
       return [
         {
           id: messageId(uuidv7(lead.receivedAt.getTime())),
-          eventType: 'lead.received',
-          payload: messagePayload('lead.received', lead.receivedAt, view),
+          eventType,
+          payload: messagePayload(eventType, lead.receivedAt, view),
           leadId: lead.id,
           endpointId: null,
           createdAt: lead.receivedAt.getTime(),
@@ -158,7 +165,7 @@ export class WebhooksService implements OnModuleInit, OnApplicationBootstrap {
     const endpoint: WebhookEndpoint = {
       id,
       url,
-      events: JSON.stringify(changes.events ?? EVENT_TYPES),
+      events: JSON.stringify(changes.events ?? DEFAULT_EVENT_TYPES),
       description: changes.description ?? null,
       secret: this.seal(secret, id),
       previousSecret: null,

@@ -1,0 +1,107 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { AppConfig, CaptchaConfig } from '../config/config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+
+/** What the provider said of a token: good, or the reason the lead gets. */
+export type CaptchaOutcome = 'ok' | 'captcha_failed' | 'captcha_expired' | 'captcha_unavailable';
+
+/** The lead waits for this at most: a provider slower than this is down, and the lead is held instead. */
+export const VERIFY_TIMEOUT_MS = 3000;
+
+/** A slow person or a retry, not a bot (Turnstile's replay code; hCaptcha's). */
+const EXPIRED_CODES = new Set(['timeout-or-duplicate', 'expired-input-response', 'already-seen-response', 'invalid-or-already-seen-response']);
+/** Our side's fault (a wrong secret or site key, a request the provider could not read) or the provider's: never the visitor's. */
+const SERVICE_CODES = new Set([
+  'missing-input-secret',
+  'invalid-input-secret',
+  'sitekey-secret-mismatch',
+  'invalid-sitekey',
+  'missing-sitekey',
+  'bad-request',
+  'internal-error',
+  'missing-remoteip',
+  'invalid-remoteip',
+  'not-using-dummy-passcode',
+]);
+
+interface SiteverifyAnswer {
+  success: boolean;
+  'error-codes'?: unknown;
+  hostname?: unknown;
+}
+
+/**
+ * Asks the captcha provider's siteverify endpoint about a token (Cloudflare Turnstile or hCaptcha, the same form-encoded
+ * shape). Every failure to get an answer is `captcha_unavailable`: the lead is held, never refused. The secret and the
+ * token are never logged; the log says only when the provider stops or starts answering.
+ */
+@Injectable()
+export class CaptchaVerifier {
+  private readonly logger = new Logger('Captcha');
+  private readonly captcha: CaptchaConfig | null;
+  /** The hosts of CORS_ORIGINS: a token solved on another site is no proof for this one. Null when any origin may post. */
+  private readonly hostnames: ReadonlySet<string> | null;
+  private answering = true;
+
+  constructor(@Inject(APP_CONFIG) config: AppConfig) {
+    this.captcha = config.captcha;
+    this.hostnames = config.corsOrigins === '*' ? null : new Set(config.corsOrigins.map((origin) => new URL(origin).hostname));
+  }
+
+  async verify(token: string, remoteIp: string | undefined): Promise<CaptchaOutcome> {
+    const captcha = this.captcha;
+    if (!captcha) return 'captcha_unavailable';
+    const form = new URLSearchParams({ secret: captcha.secret, response: token });
+    if (remoteIp) form.set('remoteip', remoteIp);
+    // Turnstile: a retried call with the same key gets the first answer rather than "already spent".
+    if (captcha.provider === 'turnstile') form.set('idempotency_key', randomUUID());
+    else form.set('sitekey', captcha.siteKey);
+    let answer: unknown;
+    try {
+      const res = await fetch(captcha.verifyUrl, { method: 'POST', body: form, redirect: 'error', signal: AbortSignal.timeout(VERIFY_TIMEOUT_MS) });
+      if (!res.ok) {
+        await res.body?.cancel();
+        return this.unavailable(`answered HTTP ${res.status}`);
+      }
+      answer = await res.json();
+    } catch (error) {
+      return this.unavailable(
+        (error as { name?: unknown } | null)?.name === 'TimeoutError' ? `did not answer within ${VERIFY_TIMEOUT_MS} ms` : 'could not be reached or read',
+      );
+    }
+    if (!isAnswer(answer)) return this.unavailable('gave an answer that is not siteverify’s');
+    return this.outcomeOf(answer);
+  }
+
+  private outcomeOf(answer: SiteverifyAnswer): CaptchaOutcome {
+    const codes = Array.isArray(answer['error-codes']) ? answer['error-codes'].filter((code): code is string => typeof code === 'string') : [];
+    if (answer.success) {
+      const here = !this.hostnames || (typeof answer.hostname === 'string' && this.hostnames.has(answer.hostname));
+      return this.available(here ? 'ok' : 'captcha_failed');
+    }
+    if (codes.some((code) => EXPIRED_CODES.has(code))) return this.available('captcha_expired');
+    if (codes.some((code) => SERVICE_CODES.has(code))) return this.unavailable(`refused the request (${codes.filter((c) => SERVICE_CODES.has(c)).join(', ')})`);
+    return this.available('captcha_failed');
+  }
+
+  private available(outcome: CaptchaOutcome): CaptchaOutcome {
+    if (!this.answering) {
+      this.answering = true;
+      this.logger.log('the captcha provider answers again');
+    }
+    return outcome;
+  }
+
+  private unavailable(why: string): CaptchaOutcome {
+    if (this.answering) {
+      this.answering = false;
+      this.logger.warn(`the captcha provider ${why}: anonymous leads are held until it answers`);
+    }
+    return 'captcha_unavailable';
+  }
+}
+
+function isAnswer(value: unknown): value is SiteverifyAnswer {
+  return typeof value === 'object' && value !== null && typeof (value as { success?: unknown }).success === 'boolean';
+}
