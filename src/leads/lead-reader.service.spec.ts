@@ -142,6 +142,7 @@ describe.each(kinds)('LeadReader on %s', (kind) => {
       client_id: null,
       legal_bases: [],
       context: {},
+      screening: { verdict: 'accepted', reasons: [], decided_by: 'screening', decided_at: newest.screeningDecidedAt.toISOString() },
     };
     expect((await reader.list({}, 1)).data).toEqual([expected]);
     expect(await reader.get(newest.id)).toEqual(expected);
