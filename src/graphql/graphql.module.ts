@@ -1,4 +1,3 @@
-import { SCREENING_REASONS } from '../screening/screening.js';
 import { ApolloDriverConfig } from '@nestjs/apollo';
 import { Module } from '@nestjs/common';
 import { GraphQLModule } from '@nestjs/graphql';
@@ -14,6 +13,7 @@ import { CONTEXT_MEMBERS } from '../leads/lead-context.js';
 import { MAX_PAGE_SIZE } from '../leads/lead-reader.service.js';
 import { DEFAULT_PAGE_SIZE } from '../leads/leads-read.service.js';
 import { MetaModule } from '../meta/meta.module.js';
+import { SCREENING_REASONS } from '../screening/screening.js';
 import { answerLimits, AnswerSizes } from './answer-size.rule.js';
 import { GraphqlController } from './graphql.controller.js';
 import { GraphqlLeadsService } from './graphql-leads.service.js';
