@@ -149,6 +149,19 @@ describe('csvWriter', () => {
     });
   });
 
+  it('writes the screening: the verdict, the reasons space-separated, who decided and when (on the team clock with ;)', () => {
+    const lead = view({
+      screening: { verdict: 'held', reasons: ['disposable_email', 'too_fast'], decided_by: 'op_x', decided_at: '2026-11-25T12:30:00.000Z' },
+    });
+    const columns = ['screening_verdict', 'screening_reasons', 'screening_decided_by', 'screening_decided_at'] as const;
+    expect(csvWriter(',', columns, SAO_PAULO).rows([recordOf(lead)])).toBe('held,disposable_email too_fast,op_x,2026-11-25T12:30:00.000Z\r\n');
+    const ptBr = csvWriter(';', columns, SAO_PAULO);
+    expect(ptBr.head() + ptBr.rows([recordOf(lead)])).toBe(
+      '\ufeffTriagem: veredito;Triagem: motivos;Triagem: decidido por;Triagem: decidido em\r\nheld;disposable_email too_fast;op_x;25/11/2026 09:30:00\r\n',
+    );
+    expect(JSON.parse(jsonLinesWriter().rows([recordOf(lead)])).screening).toEqual(lead.screening);
+  });
+
   it('neutralises formula cells and keeps plain numbers', () => {
     const csv = csvWriter(',', CSV_COLUMNS, SAO_PAULO);
     const text = csv.rows([row({ nome: '=cmd', empresa: '@SUM(A1)', telefone: '+55 (11) 98765-4321', telefone_e164: '+5511987654321', mensagem: '-3.5' })]);

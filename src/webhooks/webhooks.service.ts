@@ -96,6 +96,8 @@ export class WebhooksService implements OnModuleInit, OnApplicationBootstrap {
 
   onModuleInit(): void {
     this.writer.alsoWrite(WebhookMessage, (lead) => {
+      // A held or spam lead is announced when a person releases it (onRelease below), never at intake.
+      if (lead.screeningVerdict !== 'accepted') return [];
       if (!this.endpointsMayExist) {
         this.leftOutUpTo = Math.max(this.leftOutUpTo, lead.receivedAt.getTime());
         return [];
