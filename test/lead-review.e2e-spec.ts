@@ -1,4 +1,5 @@
 /** @database review of held and spam leads: the screening filter, held_count, releases, spam retention */
+import { Logger } from '@nestjs/common';
 import type { Response } from 'supertest';
 import { LeadRetention } from '../src/data-subject/lead-retention.service.js';
 import { expectContract } from './support/contract.js';
@@ -204,6 +205,17 @@ describe('reviewing held and spam leads', () => {
         expect(res.body.errors).toEqual([expect.objectContaining({ pointer, code })]);
       }
       expectProblem(await decide(held.id, ['accepted']), 400, 'body_not_object');
+      // An agent's token never carries leads:screen: asked for, it is refused; its own token is a 403 here.
+      const registration = await t.http.post('/api/v1/agent/identity').send({ type: 'anonymous' });
+      const exchange = (scope?: string) =>
+        t.http
+          .post('/oauth2/token')
+          .type('form')
+          .send({ grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion: registration.body.identity_assertion, ...(scope ? { scope } : {}) });
+      expect((await exchange('leads:screen')).status).toBe(400);
+      const agent = await exchange();
+      expect(agent.body.scope).toBe('leads:write');
+      expectProblem(await decide(held.id, { verdict: 'accepted' }, agent.body.access_token), 403, 'insufficient_scope');
       // Nothing changed.
       expect((await get(`/api/v1/leads/${held.id}`)).body.screening.verdict).toBe('held');
     });
@@ -216,7 +228,25 @@ describe('reviewing held and spam leads', () => {
         const held = await stored('held', 1000);
         expect(await messagesOf(held.id)).toEqual([]);
         const before = Date.now();
+        const log = jest.spyOn(Logger.prototype, 'log');
         const res = await decide(held.id.toUpperCase(), { verdict: 'accepted' });
+        const audit = log.mock.calls.filter(([line]) => (line as { audit?: unknown })?.audit === 'lead_screening');
+        log.mockRestore();
+        expect(audit).toEqual([
+          [
+            {
+              audit: 'lead_screening',
+              route: 'POST /api/v1/leads/{id}/screening',
+              client_id: 'op_reviewer',
+              request_id: res.headers['x-request-id'],
+              lead_id: held.id,
+              verdict_before: 'held',
+              verdict: 'accepted',
+              announced: true,
+            },
+            'lead screening decided',
+          ],
+        ]);
         expect(res.status).toBe(200);
         expect(res.headers['cache-control']).toBe('no-store');
         expect(res.body).toEqual({ ...(await get(`/api/v1/leads/${held.id}`)).body });
