@@ -36,6 +36,7 @@ const VALUE_OPTIONS = new Set<string>([
   'description',
   'wait',
   'message',
+  'screening',
 ]);
 /** Switches every command takes; the others belong to one command each. */
 const GLOBAL_SWITCHES = new Set(['json', 'help', 'version', 'verbose']);

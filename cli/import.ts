@@ -38,7 +38,16 @@ const EXPORT_COLUMNS: ReadonlyMap<string, string> = new Map([
  * Members of an exported lead (a LeadView line of JSON Lines) that the service sets, or whose evidence (when, through
  * which channel, which wording) an import cannot restate: `legal_bases` sent again would be recorded as given now.
  */
-const VIEW_ONLY_MEMBERS: ReadonlySet<string> = new Set(['id', 'received_at', 'telefone_e164', 'channel', 'registration_id', 'client_id', 'legal_bases']);
+const VIEW_ONLY_MEMBERS: ReadonlySet<string> = new Set([
+  'id',
+  'received_at',
+  'telefone_e164',
+  'channel',
+  'registration_id',
+  'client_id',
+  'legal_bases',
+  'screening',
+]);
 
 export interface RowSource {
   format: 'csv' | 'jsonl';

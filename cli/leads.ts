@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { Parsed, UsageError, allowOnly, intOption, parseArgs } from './args.js';
 import { CredentialStore, configDir } from './credentials.js';
 import { exportTo, formatBytes } from './export.js';
-import { CliError, EXIT, Http, HttpResponse, ensureOk, failure } from './http.js';
+import { CliError, EXIT, Http, HttpResponse, asProblem, describeFailure, ensureOk, failure } from './http.js';
 import { CONTEXT_MEMBERS } from '../src/leads/lead-context.js';
 import { LEAD_FIELD_NAMES, REQUIRED_LEAD_FIELDS } from '../src/leads/lead-rules.js';
 import { ImportReport, ImportRow, RowOutcome, findStoredLead, openRows, sendRows } from './import.js';
@@ -33,6 +33,9 @@ Commands:
   import <file>          send every row of a .csv or .jsonl file, once
   login                  log in as an operator client (OAuth client credentials) to list, export and import leads
   list                   list stored leads, newest first (operator, leads:read)
+  release <id>           release a held (or spam) lead: accepted, delivered to webhooks (operator, leads:screen)
+  spam <id>              mark a lead spam: kept out of lists and webhooks, erased after SPAM_RETENTION_DAYS
+                         (operator, leads:screen)
   export                 download stored leads as CSV or JSON Lines (operator, leads:export)
   webhooks <command>     signed webhooks of stored leads (operator, webhooks:manage): add, list, test,
                          deliveries, rotate, disable, enable, replay, remove (leads webhooks --help)
@@ -55,7 +58,8 @@ Operator: LEADS_CLIENT_SECRET renews an expired login; LEADS_CLIENT_ID with LEAD
 
 const FILTER_HELP = `Filters: --since <date or RFC 3339 time> --until <date or RFC 3339 time> (on received_at; a date such as
 2026-11-27 is a day in the service's time zone: --since from its 00:00, --until through its end),
---origem <text>, --email <address> (exact, any case).`;
+--origem <text>, --email <address> (exact, any case), --screening accepted|held|spam|all (the screening verdict:
+accepted, the default, is what reaches people; held leads wait for review).`;
 
 const LEAD_INPUT_HELP = `Input: ${LEAD_FIELD_NAMES.map((name) => `--${name}`).join(' ')}, or a JSON object from --file <path>
 (--file - or piped stdin reads standard input). Flags override the fields of the JSON object.`;
@@ -124,7 +128,22 @@ GET /api/v1/leads (operator login with leads:read): stored leads, newest first. 
 50), the page size with --all. On a terminal: a table of the columns that fit, long values cut, and the
 command for the next page; otherwise (or with --json) the JSON answer {"data": [...], "next_cursor"}.
 --all follows next_cursor to the end and prints one JSON document (or one table), streamed page by page.
+When leads wait for review (held_count of the answer, under the same filters but --screening), says
+"N leads awaiting review" on stderr, so that standard output stays the table or the JSON; list them with
+--screening held, and release each with leads release <id> or leads spam <id>.
 ${FILTER_HELP}`,
+  release: `Usage: leads release <id> [--json]
+
+POST /api/v1/leads/{id}/screening {"verdict": "accepted"} (operator login with leads:screen): releases a held or
+spam lead. It is then listed and exported with the accepted leads, and the first time a lead is accepted its
+lead.received goes to the webhook endpoints (once, however often it is released). Prints the lead's screening;
+with --json, or when stdout is not a terminal, the lead as the service answers it.`,
+  spam: `Usage: leads spam <id> [--json]
+
+POST /api/v1/leads/{id}/screening {"verdict": "spam"} (operator login with leads:screen): marks a lead spam. It
+is kept out of lists, exports and webhooks (leads list --screening spam shows it) and erased SPAM_RETENTION_DAYS
+after it arrived. leads release <id> undoes it. Prints the lead's screening; with --json, or when stdout is not a
+terminal, the lead as the service answers it.`,
   export: `Usage: leads export --format csv|jsonl [--delimiter ';'] [--columns <names>] [--output FILE] [filters]
 
 GET /api/v1/leads/export (operator login with leads:export): every stored lead matching the filters,
@@ -158,7 +177,45 @@ function filterQuery(parsed: Parsed, names: string[]): URLSearchParams {
   for (const name of names) if (parsed.options[name] !== undefined) query.set(name, parsed.options[name]);
   return query;
 }
-const FILTERS = ['since', 'until', 'origem', 'email'];
+const FILTERS = ['since', 'until', 'origem', 'email', 'screening'];
+/** The most held leads the service counts in held_count (HELD_COUNT_CAP): that many means that many or more. */
+const HELD_COUNT_CAP = 1000;
+
+/** "N leads awaiting review", on stderr so that standard output stays the table or the JSON; nothing when none wait. */
+function awaitingReview(heldCount: number | undefined): void {
+  if (!heldCount) return;
+  const count = heldCount >= HELD_COUNT_CAP ? `${heldCount} or more` : String(heldCount);
+  process.stderr.write(`${count} lead${heldCount === 1 ? '' : 's'} awaiting review (leads list --screening held)\n`);
+}
+
+/** `leads release <id>` and `leads spam <id>`: a person's verdict on a lead. */
+async function decide(ctx: Context, verdict: 'accepted' | 'spam'): Promise<number> {
+  allowOnly(ctx.parsed, [], 1);
+  const id = ctx.parsed.positionals[0];
+  if (!id) throw new UsageError(`${ctx.parsed.command} needs the lead's id: leads ${ctx.parsed.command} 019ab5f6-3a07-7c1e-9a55-2f0e4b8d6c21`);
+  const operator = requireLogin(ctx);
+  const response = await operator.request(`/api/v1/leads/${encodeURIComponent(id)}/screening`, { json: { verdict } });
+  if (response.status === 403 && asProblem(response)?.code === 'insufficient_scope') {
+    const clientId = operator.current()?.client_id ?? '<id>';
+    throw new CliError(
+      `${describeFailure(response)}\nthe operator login ${clientId} cannot review leads: log in with a client that has the leads:screen scope`,
+      EXIT.auth,
+      response,
+    );
+  }
+  // An id no lead has is the caller's input, not the service's failure.
+  if (response.status === 404) throw new CliError(describeFailure(response), EXIT.invalid, response);
+  const lead = ensureOk(response).body as { id: string; screening: { verdict: string; reasons: string[]; decided_by: string; decided_at: string } };
+  if (ctx.json || process.stdout.isTTY !== true) ctx.out(JSON.stringify(lead, null, 2));
+  else {
+    const { screening } = lead;
+    const reasons = screening.reasons.length ? ` (reasons: ${screening.reasons.join(', ')})` : '';
+    ctx.out(
+      `${verdict === 'accepted' ? 'released' : 'marked spam'} ${lead.id}: ${screening.verdict}${reasons}, by ${screening.decided_by} at ${screening.decided_at}`,
+    );
+  }
+  return EXIT.ok;
+}
 
 /** Calls that need the operator login fail early, and clearly, without one. */
 function requireLogin(ctx: Context): OperatorLogin {
@@ -418,7 +475,7 @@ const commands: Record<string, (ctx: Context) => Promise<number>> = {
     const all = ctx.parsed.switches.has('all');
     const page = async () => {
       const response = ensureOk(await operator.request(`/api/v1/leads?${query}`));
-      return response.body as { data: LeadRow[]; next_cursor: string | null };
+      return response.body as { data: LeadRow[]; next_cursor: string | null; held_count?: number };
     };
     const width = process.stdout.columns || 120;
     if (!all) {
@@ -431,10 +488,12 @@ const commands: Record<string, (ctx: Context) => Promise<number>> = {
             `more: leads list --cursor ${body.next_cursor}${query.has('limit') ? ` --limit ${query.get('limit')}` : ''} (and the same filters)\n`,
           );
       }
+      awaitingReview(body.held_count);
       return EXIT.ok;
     }
     // Page by page, so that memory stays flat however many leads there are.
     let count = 0;
+    let heldCount: number | undefined;
     if (!table) process.stdout.write('{"data":[');
     for (;;) {
       const body = await page();
@@ -449,13 +508,18 @@ const commands: Record<string, (ctx: Context) => Promise<number>> = {
         for (const [i, lead] of body.data.entries()) process.stdout.write(`${count + i === 0 ? '\n' : ',\n'}${JSON.stringify(lead)}`);
       }
       count += body.data.length;
+      heldCount ??= body.held_count;
       if (!body.next_cursor) break;
       query.set('cursor', body.next_cursor);
     }
     if (!table) ctx.out(`${count ? '\n' : ''}],"next_cursor":null}`);
     else process.stderr.write(`${count} leads\n`);
+    awaitingReview(heldCount);
     return EXIT.ok;
   },
+
+  release: (ctx) => decide(ctx, 'accepted'),
+  spam: (ctx) => decide(ctx, 'spam'),
 
   async export(ctx) {
     allowOnly(ctx.parsed, ['format', 'delimiter', 'columns', 'output', ...FILTERS], 0);

@@ -8,6 +8,7 @@ import { parse as parseCsv } from 'csv-parse/sync';
 import { GENEROUS_LIMITS, ServerProcess, freePort, startServer } from './support/server-process.js';
 import { TestDatabase, freshDatabase } from './support/test-app.js';
 import { type CliOptions, runCli, runCliOnTerminal, type TerminalOptions } from './support/child-output.js';
+import { holdStoredLeads } from './support/screened-leads.js';
 
 // The operator commands of the command-line client (login, list, export, import as an operator client, logout), run
 // as their own processes against the built service, with clients made by `npm run clients:create`.
@@ -338,5 +339,44 @@ describe('logout', () => {
     expect(existsSync(credentialsFile())).toBe(false);
     expect((await run(['list'])).code).toBe(3);
     expect(await run(['logout'])).toMatchObject({ code: 0, stdout: expect.stringContaining('nothing to do') });
+  });
+});
+
+describe('reviewing held leads', () => {
+  it('list --screening held shows them and list says how many await review (on stderr); release and spam decide, with leads:screen', async () => {
+    const screener = createClient('CLI reviewer e2e', 'leads:read leads:screen');
+    const env = { LEADS_CONFIG_DIR: join(work, 'reviewer'), LEADS_CLIENT_ID: screener.client_id, LEADS_CLIENT_SECRET: screener.client_secret };
+    await submit({ nome: 'Revisar Um', email: 'revisar1@example.com', origem: 'review' });
+    await submit({ nome: 'Revisar Dois', email: 'revisar2@example.com', origem: 'review' });
+    const [second, first] = await storedLeads("origem = 'review'");
+    await holdStoredLeads(database, [first.id, second.id]);
+
+    const listed = await run(['list', '--origem', 'review'], { env });
+    expect(listed.code).toBe(0);
+    expect(JSON.parse(listed.stdout)).toEqual({ data: [], next_cursor: null, held_count: 2 });
+    expect(listed.stderr).toBe('2 leads awaiting review (leads list --screening held)\n');
+    const held = await run(['list', '--origem', 'review', '--screening', 'held'], { env });
+    expect((JSON.parse(held.stdout) as { data: StoredLead[] }).data.map((lead) => lead.id)).toEqual([second.id, first.id]);
+
+    const released = await run(['release', first.id], { env });
+    expect(released.code).toBe(0);
+    expect(JSON.parse(released.stdout).screening).toMatchObject({ verdict: 'accepted', reasons: ['disposable_email'], decided_by: screener.client_id });
+    const spam = await runOnTerminal(['spam', second.id], { env });
+    expect(spam.code).toBe(0);
+    expect(spam.stdout).toContain(`marked spam ${second.id}: spam (reasons: disposable_email), by ${screener.client_id} at `);
+
+    const after = await run(['list', '--origem', 'review'], { env });
+    expect([(JSON.parse(after.stdout) as { data: StoredLead[] }).data.map((lead) => lead.id), after.stderr]).toEqual([[first.id], '']);
+    const spamList = await run(['list', '--origem', 'review', '--screening', 'spam'], { env });
+    expect((JSON.parse(spamList.stdout) as { data: StoredLead[] }).data.map((lead) => lead.id)).toEqual([second.id]);
+
+    const readerEnv = { LEADS_CONFIG_DIR: join(work, 'reviewer-reader'), LEADS_CLIENT_ID: reader.client_id, LEADS_CLIENT_SECRET: reader.client_secret };
+    const refused = await run(['release', second.id], { env: readerEnv });
+    expect(refused.code).toBe(3);
+    expect(refused.stderr).toContain('leads:screen');
+    const unknown = await run(['release', '019ab5f6-3a07-7c1e-9a55-2f0e4b8d6c21'], { env });
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('lead_not_found');
+    expect(await run(['release'], { env })).toMatchObject({ code: 1, stderr: expect.stringContaining("release needs the lead's id") });
   });
 });

@@ -22,7 +22,8 @@ const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 const LEAD_FIELDS =
   'id received_at nome email telefone telefone_e164 empresa mensagem origem channel registration_id client_id ' +
   'legal_bases { category type status recorded_at channel consent_text_sha256 revoked_at } ' +
-  'context { page_url page_title referrer utm_source utm_medium utm_campaign utm_term utm_content gclid fbclid }';
+  'context { page_url page_title referrer utm_source utm_medium utm_campaign utm_term utm_content gclid fbclid } ' +
+  'screening { verdict reasons decided_by decided_at }';
 /** A GraphQL lead as REST shows it: REST leaves out the context members not sent, where GraphQL answers null. */
 const asRest = (lead: unknown) => {
   const { context, ...rest } = lead as { context: Record<string, unknown> };
@@ -408,7 +409,7 @@ describe('GraphQL for operators: leads and lead', () => {
           route: 'POST /api/v1/graphql leads',
           client_id: 'crm-reader',
           request_id: res.headers['x-request-id'],
-          filters: { since: '2020-01-01T00:00:00.000Z', until: '2020-01-02T00:00:00.000Z', origem: null, email_filter: true },
+          filters: { since: '2020-01-01T00:00:00.000Z', until: '2020-01-02T00:00:00.000Z', origem: null, email_filter: true, screening: 'accepted' },
           rows: 1,
         },
         {

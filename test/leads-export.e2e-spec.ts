@@ -79,10 +79,17 @@ describe('exporting leads: GET /api/v1/leads/export', () => {
   const csvRecord = (lead: LeadView) =>
     Object.fromEntries(
       CSV_COLUMNS.map((column) => {
-        const value = (lead as unknown as Record<string, unknown>)[column];
+        const value = (lead as unknown as Record<string, unknown>)[column] ?? screeningCells(lead)[column];
         return [column, typeof value === 'string' ? (FORMULAS[value] ?? value) : ''];
       }),
     );
+  /** The screening columns of a lead: its verdict, its reasons space-separated, who decided and when. */
+  const screeningCells = (lead: LeadView): Record<string, string> => ({
+    screening_verdict: lead.screening.verdict,
+    screening_reasons: lead.screening.reasons.join(' '),
+    screening_decided_by: lead.screening.decided_by,
+    screening_decided_at: lead.screening.decided_at,
+  });
 
   function expectProblem(res: Response, status: number, code: string): void {
     expect([res.status, res.body.code]).toEqual([status, code]);
@@ -184,7 +191,11 @@ describe('exporting leads: GET /api/v1/leads/export', () => {
       // São Paulo is at -03:00 all year since 2019.
       const brasilia = (iso: string) =>
         new Date(Date.parse(iso) - 3 * 3_600_000).toISOString().replace(/^(\d{4})-(\d\d)-(\d\d)T(\d\d:\d\d:\d\d).*$/, '$3/$2/$1 $4');
-      expect(records).toEqual(all.map((lead) => Object.values({ ...csvRecord(lead), received_at: brasilia(lead.received_at) })));
+      expect(records).toEqual(
+        all.map((lead) =>
+          Object.values({ ...csvRecord(lead), received_at: brasilia(lead.received_at), screening_decided_at: brasilia(lead.screening.decided_at) }),
+        ),
+      );
       // A literal ; in the query string is the same parameter value.
       expect((await exportLeads('?delimiter=;&columns=all')).body).toBe(body);
     });
@@ -407,7 +418,7 @@ describe('exporting leads: GET /api/v1/leads/export', () => {
           route: 'GET /api/v1/leads/export',
           client_id: 'crm-export',
           request_id: res.headers['x-request-id'],
-          filters: { since: '2026-01-01T03:00:00.000Z', until: null, origem: null, email_filter: true },
+          filters: { since: '2026-01-01T03:00:00.000Z', until: null, origem: null, email_filter: true, screening: 'accepted' },
           rows: 1,
           format: 'csv',
           delimiter: ';',

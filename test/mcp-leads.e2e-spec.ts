@@ -5,6 +5,7 @@ import type { Response } from 'supertest';
 import { uuidv7 } from '../src/database/uuid-v7.js';
 import { Lead } from '../src/leads/lead.entity.js';
 import { storedLead } from './support/stored-leads.js';
+import { storeScreenedLead } from './support/screened-leads.js';
 import { LeadReader } from '../src/leads/lead-reader.service.js';
 import { CONTRACT, contractSchema, expectContract } from './support/contract.js';
 import { operatorToken } from './support/operator-token.js';
@@ -132,7 +133,7 @@ describe('MCP for operators: list_leads and get_lead', () => {
       expect(tools.list_leads.inputSchema).toEqual({
         type: 'object',
         properties: Object.fromEntries(
-          ['Limit', 'Cursor', 'Since', 'Until', 'Origem', 'Email'].map((name) => [
+          ['Limit', 'Cursor', 'Since', 'Until', 'Origem', 'Email', 'ScreeningFilter'].map((name) => [
             parameters[name].name,
             { ...parameters[name].schema, description: parameters[name].description },
           ]),
@@ -211,7 +212,16 @@ describe('MCP for operators: list_leads and get_lead', () => {
     it('gives 50 by default, and null arguments count as not given', async () => {
       const all = await rest('/api/v1/leads', { limit: '200' });
       const page = await result('list_leads', { cursor: null, origem: null });
-      expect(page.structuredContent).toStrictEqual({ data: all.body.data, next_cursor: null });
+      expect(page.structuredContent).toStrictEqual({ data: all.body.data, next_cursor: null, held_count: 0 });
+    });
+
+    it('lists held leads with screening held, as REST does, and counts them in held_count', async () => {
+      const held = await storeScreenedLead(t, 0, 'held', { origem: 'mcp-review' });
+      const page = await result('list_leads', { origem: 'mcp-review', screening: 'held' });
+      const same = await rest('/api/v1/leads', { origem: 'mcp-review', screening: 'held' });
+      expect(page.structuredContent).toStrictEqual(same.body);
+      expect(same.body).toMatchObject({ data: [{ id: held.id, screening: { verdict: 'held' } }], held_count: 1 });
+      expect(await result('list_leads', { origem: 'mcp-review' })).toMatchObject({ structuredContent: { data: [], held_count: 1 } });
     });
 
     it.each<[string, Json, string[]]>([
@@ -224,6 +234,7 @@ describe('MCP for operators: list_leads and get_lead', () => {
       ['a tampered cursor', { cursor: 'AQ' + 'A'.repeat(40) }, ['/cursor:invalid_cursor']],
       ['an empty origem', { origem: '' }, ['/origem:too_short']],
       ['an unknown argument', { limit: 2, order: 'asc' }, ['/order:unknown_parameter']],
+      ['an unknown verdict', { screening: 'pending' }, ['/screening:invalid_format']],
       ['an array', { origem: ['site', 'feira'] }, ['/origem:invalid_type']],
       ['an object', { limit: { n: 1 } }, ['/limit:invalid_type']],
     ])('refuses %s with an isError result naming the argument by pointer', async (_name, args, expected) => {
@@ -309,7 +320,7 @@ describe('MCP for operators: list_leads and get_lead', () => {
           route: 'MCP list_leads',
           client_id: 'crm-reader',
           request_id: page.headers['x-request-id'],
-          filters: { since: '2026-01-01T03:00:00.000Z', until: null, origem: null, email_filter: true },
+          filters: { since: '2026-01-01T03:00:00.000Z', until: null, origem: null, email_filter: true, screening: 'accepted' },
           rows: 1,
         },
         {

@@ -403,7 +403,7 @@ describe('operator clients', () => {
       expect(res.body).toMatchObject({
         grant_types_supported: [JWT_BEARER, 'client_credentials'],
         token_endpoint_auth_methods_supported: ['none', 'client_secret_basic', 'client_secret_post'],
-        scopes_supported: ['leads:write', 'leads:read', 'leads:export', 'webhooks:manage', 'leads:erase'],
+        scopes_supported: ['leads:write', 'leads:read', 'leads:export', 'webhooks:manage', 'leads:erase', 'leads:screen'],
       });
       const resource = await t.http.get('/.well-known/oauth-protected-resource').then(expectContract);
       expect(resource.body.scopes_supported).toEqual(res.body.scopes_supported);
@@ -415,7 +415,14 @@ describe('operator clients', () => {
       const contract = await t.http.get('/docs/openapi-leads.json');
       const scheme = contract.body.components.securitySchemes.operatorAuth;
       expect(scheme).toMatchObject({ type: 'oauth2', flows: { clientCredentials: { tokenUrl: '/oauth2/token' } } });
-      expect(Object.keys(scheme.flows.clientCredentials.scopes)).toEqual(['leads:read', 'leads:export', 'leads:write', 'webhooks:manage', 'leads:erase']);
+      expect(Object.keys(scheme.flows.clientCredentials.scopes)).toEqual([
+        'leads:read',
+        'leads:export',
+        'leads:write',
+        'webhooks:manage',
+        'leads:erase',
+        'leads:screen',
+      ]);
       // Swagger UI resolves tokenUrl against the selected server, which is relative: the origin that served the page.
       expect(contract.body.servers).toEqual([expect.objectContaining({ url: '/' })]);
       const init = await t.http.get('/docs/assets/swagger-init.js');

@@ -3,7 +3,14 @@
  * credentials grant) any subset of OPERATOR_SCOPES they were created with. Discovery lists both.
  */
 export const AGENT_SCOPES: readonly string[] = Object.freeze(['leads:write']);
-export const OPERATOR_SCOPES: readonly string[] = Object.freeze(['leads:read', 'leads:export', 'leads:write', 'webhooks:manage', 'leads:erase']);
+export const OPERATOR_SCOPES: readonly string[] = Object.freeze([
+  'leads:read',
+  'leads:export',
+  'leads:write',
+  'webhooks:manage',
+  'leads:erase',
+  'leads:screen',
+]);
 export const ALL_SCOPES: readonly string[] = Object.freeze([...new Set([...AGENT_SCOPES, ...OPERATOR_SCOPES])]);
 
 /** A route whose scopes no agent can hold is an operator route; the contract documents it with the client-credentials scheme. */

@@ -37,6 +37,8 @@ imports the company's leads. The secret is never a flag: it comes from <code>LEA
 input (typed without echo). The login keeps the access token, and the secret only with <code>--save-secret</code>.</p>
 <pre><code>./leads login --client-id &lt;id&gt;                   # then type or pipe the secret
 ./leads list --limit 20                          # a table on a terminal; --json, --all, --since/--until/--origem/--email
+./leads list --screening held                    # leads waiting for review (list says how many: "N leads awaiting review")
+./leads release &lt;id&gt;                            # accept a held lead (leads:screen); or: ./leads spam &lt;id&gt;
 ./leads export --format csv --delimiter ';' --output leads.csv   # streamed; a progress line on the terminal
 ./leads export --format jsonl &gt; leads.jsonl
 ./leads import leads.csv                         # sent as the operator client (leads:write)

@@ -11,6 +11,7 @@ import { foldEmail } from '../leads/lead-rules.js';
 import { WebhookDispatcher } from '../webhooks/webhook-dispatcher.service.js';
 import { safeError } from '../logging/safe-error.js';
 import { SecretBox } from '../secrets/secret-box.js';
+import type { ScreeningVerdict } from '../screening/screening.js';
 import { Steps, WebhookStore } from '../webhooks/webhook-store.js';
 
 /** Leads erased per transaction: one person's leads are usually one batch; retention takes the expired ones in these steps. */
@@ -26,8 +27,11 @@ const VACUUM_TIMEOUT_MS = 60 * 60 * 1000;
 
 export type ErasureReason = 'data_subject_request' | 'retention';
 
-/** Which leads: one person's (the case-folded address), or those received before a time. */
-export type ErasureSelection = { emailFolded: string } | { receivedBefore: Date };
+/**
+ * Which leads: one person's (the case-folded address, every verdict), or those received before a time (of one screening
+ * verdict only when `verdict` says so: spam has its own, shorter retention).
+ */
+export type ErasureSelection = { emailFolded: string } | { receivedBefore: Date; verdict?: ScreeningVerdict };
 
 export interface ErasureCounts {
   leads: number;
@@ -251,7 +255,12 @@ export class LeadEraser {
             `SELECT id, consent_text_sha256 FROM leads WHERE email_folded = ${p(1)} ORDER BY received_at DESC, id DESC LIMIT ${ERASURE_BATCH}${lock}`,
             [selection.emailFolded],
           ]
-        : yield [`SELECT id, consent_text_sha256 FROM leads WHERE received_at < ${p(1)} ORDER BY received_at LIMIT ${ERASURE_BATCH}${lock}`, [cutoff]];
+        : selection.verdict !== undefined
+          ? yield [
+              `SELECT id, consent_text_sha256 FROM leads WHERE screening_verdict = ${p(1)} AND received_at < ${p(2)} ORDER BY received_at LIMIT ${ERASURE_BATCH}${lock}`,
+              [selection.verdict, cutoff],
+            ]
+          : yield [`SELECT id, consent_text_sha256 FROM leads WHERE received_at < ${p(1)} ORDER BY received_at LIMIT ${ERASURE_BATCH}${lock}`, [cutoff]];
     const counts = { ...NO_ERASURE };
     if (registrationsOf !== undefined) counts.agent_registrations = yield* this.clearRegistrations(registrationsOf);
     const leadIds = leads.map((row) => row.id as string);

@@ -16,12 +16,13 @@ const READ_SCOPE = 'leads:read';
 export interface LeadsArgs {
   first?: number | null;
   after?: string | null;
-  filter?: { since?: unknown; until?: unknown; origem?: string | null; email?: string | null } | null;
+  filter?: { since?: unknown; until?: unknown; origem?: string | null; email?: string | null; screening?: string | null } | null;
 }
 
 export interface LeadConnection {
   edges: { cursor: string; node: LeadView }[];
   pageInfo: { hasNextPage: boolean; hasPreviousPage: false; startCursor: string | null; endCursor: string | null };
+  held_count: number;
 }
 
 /** GET /api/v1/leads's parameters by the GraphQL argument that carries each. */
@@ -32,6 +33,7 @@ const ARGUMENTS: Record<string, string> = {
   until: 'filter.until',
   origem: 'filter.origem',
   email: 'filter.email',
+  screening: 'filter.screening',
 };
 
 /**
@@ -58,6 +60,7 @@ export class GraphqlLeadsService {
           until: filter?.until,
           origem: filter?.origem,
           email: filter?.email,
+          screening: filter?.screening,
         }),
         this.config.timeZone,
       );
@@ -82,6 +85,7 @@ export class GraphqlLeadsService {
         startCursor: page.data.length ? page.cursorAfter(0) : null,
         endCursor: page.data.length ? page.cursorAfter(page.data.length - 1) : null,
       },
+      held_count: page.heldCount,
     };
   }
 

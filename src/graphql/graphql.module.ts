@@ -13,6 +13,7 @@ import { CONTEXT_MEMBERS } from '../leads/lead-context.js';
 import { MAX_PAGE_SIZE } from '../leads/lead-reader.service.js';
 import { DEFAULT_PAGE_SIZE } from '../leads/leads-read.service.js';
 import { MetaModule } from '../meta/meta.module.js';
+import { SCREENING_REASONS } from '../screening/screening.js';
 import { answerLimits, AnswerSizes } from './answer-size.rule.js';
 import { GraphqlController } from './graphql.controller.js';
 import { GraphqlLeadsService } from './graphql-leads.service.js';
@@ -79,9 +80,14 @@ function answerSizes(docs: DocsService): AnswerSizes {
       'LegalBasis.consent_text_sha256': 66,
       // Counted short like the other lead fields (below): a context is mostly a few UTM words.
       ...Object.fromEntries(CONTEXT_MEMBERS.map((member) => [`LeadContext.${member}`, 32])),
+      // A verdict, reason codes, an operator client id (at most 64 characters) and an instant.
+      'Screening.verdict': 16,
+      'Screening.reasons': 32,
+      'Screening.decided_by': 66,
+      'Screening.decided_at': 32,
     },
-    // One legal basis per category at most.
-    lists: { 'Query.docs': pages.length, 'Lead.legal_bases': LEGAL_BASIS_CATEGORIES.length },
+    // One legal basis per category at most; each reason once at most.
+    lists: { 'Query.docs': pages.length, 'Lead.legal_bases': LEGAL_BASIS_CATEGORIES.length, 'Screening.reasons': Object.keys(SCREENING_REASONS).length },
     // Lead fields count as short leaves: a page of 200 long messages is caught by the byte check after execution.
     pages: { 'Query.leads': { argument: 'first', default: DEFAULT_PAGE_SIZE, max: MAX_PAGE_SIZE } },
   };

@@ -19,6 +19,34 @@ export interface LeadRead {
   extra?: Record<string, string | number | boolean | null>;
 }
 
+/** A person's screening decision on a lead. */
+export interface LeadScreeningDecision {
+  clientId: string;
+  requestId: string;
+  leadId: string;
+  from: string;
+  to: string;
+  /** Whether this decision wrote the lead's `lead.received` (its first acceptance). */
+  announced: boolean;
+}
+
+/** The audit line of a screening decision, at info: who, which lead, the verdict before and after. No personal data. */
+export function auditScreening(decision: LeadScreeningDecision): void {
+  logger.log(
+    {
+      audit: 'lead_screening',
+      route: 'POST /api/v1/leads/{id}/screening',
+      client_id: decision.clientId,
+      request_id: decision.requestId,
+      lead_id: decision.leadId,
+      verdict_before: decision.from,
+      verdict: decision.to,
+      announced: decision.announced,
+    },
+    'lead screening decided',
+  );
+}
+
 /**
  * The audit line of a read of stored leads, at info: who, through what, which filters and how many rows. It carries no
  * personal data: of the e-mail filter only whether there was one (origem is a campaign label, dates are not personal).
@@ -37,6 +65,8 @@ export function auditRead(read: LeadRead): void {
         until: filter.until?.toISOString() ?? null,
         origem: filter.origem ?? null,
         email_filter: filter.email !== undefined,
+        // Which verdicts a list read: held and spam leads are read only when asked for.
+        ...(read.filter ? { screening: filter.screening ?? 'all' } : {}),
       },
       rows: read.rows,
       ...(read.leadId === undefined ? {} : { lead_id: read.leadId }),

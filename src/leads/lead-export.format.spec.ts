@@ -23,22 +23,28 @@ const view = (over: Partial<LeadView>): LeadView => ({
   client_id: null,
   legal_bases: [],
   context: {},
+  screening: { verdict: 'accepted', reasons: [], decided_by: 'screening', decided_at: '2026-11-25T10:00:00.000Z' },
   ...over,
 });
 /** A lead as the export reader gives it: the JSON columns as text, null when empty (as stored). */
-const recordOf = (lead: LeadView): LeadRecord =>
-  LEAD_VIEW_COLUMNS.map((column) => {
+const recordOf = (lead: LeadView): LeadRecord => [
+  ...LEAD_VIEW_COLUMNS.map((column) => {
     if (column === 'legal_bases') return lead.legal_bases.length ? JSON.stringify(lead.legal_bases) : null;
     if (column === 'context') return Object.keys(lead.context).length ? JSON.stringify(lead.context) : null;
     return lead[column];
-  });
+  }),
+  lead.screening.verdict,
+  JSON.stringify(lead.screening.reasons),
+  lead.screening.decided_by,
+  lead.screening.decided_at,
+];
 const row = (over: Partial<LeadView>): LeadRecord => recordOf(view(over));
 /** The member a Portuguese header names. */
 const memberOf = (header: string) => Object.entries(PT_BR_HEADERS).find(([, name]) => name === header)![0];
 /** The plain members of a view, as csv-parse reads them back. */
-const plain = (lead: LeadView) => Object.fromEntries(Object.entries(lead).filter(([key]) => key !== 'legal_bases' && key !== 'context'));
-/** The empty cells of a lead with no context and no legal bases. */
-const NO_EXTRAS = ','.repeat(CSV_COLUMNS.length - LEAD_VIEW_COLUMNS.length + 2);
+const plain = (lead: LeadView) => Object.fromEntries(Object.entries(lead).filter(([key]) => key !== 'legal_bases' && key !== 'context' && key !== 'screening'));
+/** The empty cells of a lead with no context and no legal bases, and its screening cells. */
+const NO_EXTRAS = ','.repeat(CSV_COLUMNS.length - LEAD_VIEW_COLUMNS.length - 4 + 2) + ',accepted,,screening,2026-11-25T10:00:00.000Z';
 
 describe('csvWriter', () => {
   it('writes the header row and CRLF records, quoting only what needs it', () => {
@@ -141,6 +147,19 @@ describe('csvWriter', () => {
       data_processing_revoked_at: '',
       consent_text_sha256: 'a'.repeat(64),
     });
+  });
+
+  it('writes the screening: the verdict, the reasons space-separated, who decided and when (on the team clock with ;)', () => {
+    const lead = view({
+      screening: { verdict: 'held', reasons: ['disposable_email', 'too_fast'], decided_by: 'op_x', decided_at: '2026-11-25T12:30:00.000Z' },
+    });
+    const columns = ['screening_verdict', 'screening_reasons', 'screening_decided_by', 'screening_decided_at'] as const;
+    expect(csvWriter(',', columns, SAO_PAULO).rows([recordOf(lead)])).toBe('held,disposable_email too_fast,op_x,2026-11-25T12:30:00.000Z\r\n');
+    const ptBr = csvWriter(';', columns, SAO_PAULO);
+    expect(ptBr.head() + ptBr.rows([recordOf(lead)])).toBe(
+      '\ufeffTriagem: veredito;Triagem: motivos;Triagem: decidido por;Triagem: decidido em\r\nheld;disposable_email too_fast;op_x;25/11/2026 09:30:00\r\n',
+    );
+    expect(JSON.parse(jsonLinesWriter().rows([recordOf(lead)])).screening).toEqual(lead.screening);
   });
 
   it('neutralises formula cells and keeps plain numbers', () => {

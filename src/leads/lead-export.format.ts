@@ -2,7 +2,7 @@ import { stringify } from 'csv-stringify/sync';
 import { localDateTimeFormatter } from '../time/time-zone.js';
 import { neutraliseFormula } from './csv-cells.js';
 import { PT_BR_HEADERS } from './lead-export.headers.js';
-import type { LeadRecord } from './lead-export.reader.js';
+import { LeadRecord, RECORD_COLUMNS } from './lead-export.reader.js';
 import { CONTEXT_MEMBERS, LeadContext } from './lead-context.js';
 import { LEAD_VIEW_COLUMNS } from './lead-reader.service.js';
 import { LEGAL_BASIS_CATEGORIES, LegalBasisView } from './legal-bases.js';
@@ -26,17 +26,25 @@ const LEGAL_BASES = LEAD_VIEW_COLUMNS.indexOf('legal_bases');
 const CONTEXT = LEAD_VIEW_COLUMNS.indexOf('context');
 /** The LeadView members that are plain values, in order: every member but the two JSON ones, which come last. */
 const PLAIN_COLUMNS = LEAD_VIEW_COLUMNS.slice(0, Math.min(LEGAL_BASES, CONTEXT));
+const VERDICT = RECORD_COLUMNS.indexOf('screening_verdict');
+const REASONS = RECORD_COLUMNS.indexOf('screening_reasons');
+const DECIDED_BY = RECORD_COLUMNS.indexOf('screening_decided_by');
+const DECIDED_AT = RECORD_COLUMNS.indexOf('screening_decided_at');
 
 /**
  * The CSV columns: the LeadView's plain members, then each context member under its own name (so an export's file
- * imports again with `leads import`), then each legal basis category's type, status, recorded_at and revoked_at, and
- * the SHA-256 of the consent wording.
+ * imports again with `leads import`), then each legal basis category's type, status, recorded_at and revoked_at, the
+ * SHA-256 of the consent wording, and the screening verdict with its reasons (space-separated), who decided it and when.
  */
 export const CSV_COLUMNS = [
   ...PLAIN_COLUMNS,
   ...CONTEXT_MEMBERS,
   ...LEGAL_BASIS_CATEGORIES.flatMap((category) => BASIS_MEMBERS.map((member) => `${category}_${member}`)),
   'consent_text_sha256',
+  'screening_verdict',
+  'screening_reasons',
+  'screening_decided_by',
+  'screening_decided_at',
 ] as const;
 
 export type CsvColumn = (typeof CSV_COLUMNS)[number];
@@ -44,6 +52,7 @@ export type CsvColumn = (typeof CSV_COLUMNS)[number];
 /** The date-time columns, which the pt-BR profile writes on the team's clock. */
 const DATE_TIME_COLUMNS = new Set<string>([
   'received_at',
+  'screening_decided_at',
   ...LEGAL_BASIS_CATEGORIES.flatMap((category) => [`${category}_recorded_at`, `${category}_revoked_at`]),
 ]);
 
@@ -58,6 +67,7 @@ function csvCells(record: LeadRecord): (string | null)[] {
     for (const member of BASIS_MEMBERS) cells.push(basis?.[member] ?? null);
   }
   cells.push(bases.find((basis) => basis.consent_text_sha256 !== null)?.consent_text_sha256 ?? null);
+  cells.push(record[VERDICT], (JSON.parse(record[REASONS] ?? '[]') as string[]).join(' '), record[DECIDED_BY], record[DECIDED_AT]);
   return cells;
 }
 
@@ -134,5 +144,11 @@ function leadView(record: LeadRecord): Record<string, unknown> {
   for (let i = 0; i < PLAIN_COLUMNS.length; i++) view[LEAD_VIEW_COLUMNS[i]] = record[i];
   view.legal_bases = record[LEGAL_BASES] === null ? [] : JSON.parse(record[LEGAL_BASES]);
   view.context = record[CONTEXT] === null ? {} : JSON.parse(record[CONTEXT]);
+  view.screening = {
+    verdict: record[VERDICT],
+    reasons: JSON.parse(record[REASONS] ?? '[]'),
+    decided_by: record[DECIDED_BY],
+    decided_at: record[DECIDED_AT],
+  };
   return view;
 }

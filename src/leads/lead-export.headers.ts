@@ -30,6 +30,10 @@ export const PT_BR_HEADERS: Readonly<Record<string, string>> = {
   data_processing_recorded_at: 'Tratamento de dados: registrado em',
   data_processing_revoked_at: 'Tratamento de dados: revogado em',
   consent_text_sha256: 'SHA-256 do texto de consentimento',
+  screening_verdict: 'Triagem: veredito',
+  screening_reasons: 'Triagem: motivos',
+  screening_decided_by: 'Triagem: decidido por',
+  screening_decided_at: 'Triagem: decidido em',
 };
 
 /** The pt-BR profile's columns when the request names none. */

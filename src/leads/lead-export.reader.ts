@@ -2,13 +2,18 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Database, Statement } from 'better-sqlite3';
 import { DataSource } from 'typeorm';
-import { LEAD_VIEW_COLUMNS, LeadFilter, LeadPosition, LeadReader } from './lead-reader.service.js';
+import { LEAD_VIEW_COLUMNS, LeadFilter, LeadPosition, LeadReader, SCREENING_COLUMNS } from './lead-reader.service.js';
 
-/** A lead as an export writes it: the values of LEAD_VIEW_COLUMNS in that order, received_at as the read API shows it. */
+/**
+ * A lead as an export writes it: the values of LEAD_VIEW_COLUMNS then SCREENING_COLUMNS (RECORD_COLUMNS), in that order,
+ * received_at and screening_decided_at as the read API shows them.
+ */
 export type LeadRecord = (string | null)[];
 
-const ID = LEAD_VIEW_COLUMNS.indexOf('id');
-const RECEIVED_AT = LEAD_VIEW_COLUMNS.indexOf('received_at');
+export const RECORD_COLUMNS = [...LEAD_VIEW_COLUMNS, ...SCREENING_COLUMNS] as const;
+const ID = RECORD_COLUMNS.indexOf('id');
+const RECEIVED_AT = RECORD_COLUMNS.indexOf('received_at');
+const DECIDED_AT = RECORD_COLUMNS.indexOf('screening_decided_at');
 /** TypeORM's SQLite datetime text, UTC: `2026-11-25 10:00:00.000`. */
 const SQLITE_DATETIME = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}$/;
 
@@ -36,11 +41,20 @@ export class LeadExportReader {
     const { sql, params } = this.reader.keysetQuery(filter, limit, after);
     if (this.sqlite) {
       const records = this.statement(sql).all(params) as unknown[][];
-      for (const record of records) record[RECEIVED_AT] = this.receivedAt(record[RECEIVED_AT]);
+      for (const record of records) {
+        record[RECEIVED_AT] = this.receivedAt(record[RECEIVED_AT]);
+        // Null only in a SQLite row no service wrote (the column is nullable there): the automatic verdict's instant.
+        record[DECIDED_AT] = record[DECIDED_AT] === null ? record[RECEIVED_AT] : this.receivedAt(record[DECIDED_AT]);
+      }
       return records as LeadRecord[];
     }
     const rows = (await this.dataSource.query(sql, params)) as Record<string, unknown>[];
-    return rows.map((row) => LEAD_VIEW_COLUMNS.map((column) => (column === 'received_at' ? this.reader.receivedAtOf(row[column]) : row[column])) as LeadRecord);
+    return rows.map(
+      (row) =>
+        RECORD_COLUMNS.map((column) =>
+          column === 'received_at' || column === 'screening_decided_at' ? this.reader.receivedAtOf(row[column]) : row[column],
+        ) as LeadRecord,
+    );
   }
 
   /** Where the last record of a page stands, for the next page. */

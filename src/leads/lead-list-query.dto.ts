@@ -1,6 +1,7 @@
 import { Transform } from 'class-transformer';
-import { IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength, ValidateBy } from 'class-validator';
+import { IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength, ValidateBy } from 'class-validator';
 import { invalidQuery } from '../problem/app-error.js';
+import { SCREENING_VERDICTS, ScreeningVerdict } from '../screening/screening.js';
 import { zoneClock } from '../time/time-zone.js';
 import { LEAD_FIELDS } from './lead-rules.js';
 import { LeadFilter, MAX_PAGE_SIZE } from './lead-reader.service.js';
@@ -21,6 +22,13 @@ export const LIMIT = `limit must be an integer from 1 to ${MAX_PAGE_SIZE}.`;
 const DATE_OR_DATE_TIME = (name: string, day: string) =>
   `${name} must be a date such as 2026-11-27 (${day} in the service's time zone) or an RFC 3339 date-time with a time zone, such as 2026-11-22T13:45:14Z or 2026-11-22T10:45:14-03:00.`;
 
+/** What `screening` selects: one verdict, or every lead. */
+export const SCREENING_FILTERS = [...SCREENING_VERDICTS, 'all'] as const;
+export type ScreeningFilter = (typeof SCREENING_FILTERS)[number];
+/** Only accepted leads unless asked: held and spam leads wait for a person who asks for them. */
+export const DEFAULT_SCREENING: ScreeningFilter = 'accepted';
+const SCREENING = `screening must be ${SCREENING_FILTERS.join(', ')} (the default is ${DEFAULT_SCREENING}).`;
+
 /** The filters of GET /api/v1/leads and GET /api/v1/leads/export: one set of rules for both. */
 export class LeadFilterQuery {
   @IsOptional() @Transform(dateOrDateTime) @isDateOrDateTime(DATE_OR_DATE_TIME('since', 'from 00:00 of that day')) since?: Date | CalendarDay;
@@ -31,6 +39,8 @@ export class LeadFilterQuery {
   @IsOptional() @IsString() @MinLength(1) @MaxLength(LEAD_FIELDS.origem.max) @noControls('origem') origem?: string;
 
   @IsOptional() @IsString() @MinLength(1) @MaxLength(LEAD_FIELDS.email.max) @noControls('email') email?: string;
+
+  @IsOptional() @IsIn(SCREENING_FILTERS, { message: SCREENING }) screening?: ScreeningFilter;
 }
 
 /**
@@ -40,7 +50,9 @@ export class LeadFilterQuery {
 export function leadFilterOf(query: LeadFilterQuery, timeZone: string): LeadFilter {
   const since = query.since instanceof CalendarDay ? startOf(query.since, timeZone) : query.since;
   const until = query.until instanceof CalendarDay ? startOf(query.until.next(), timeZone) : query.until;
+  const screening = query.screening ?? DEFAULT_SCREENING;
   const filter: LeadFilter = { since, until, origem: query.origem, email: query.email };
+  if (screening !== 'all') filter.screening = screening as ScreeningVerdict;
   if (filter.since && filter.until && filter.since > filter.until) {
     throw invalidQuery([{ parameter: 'until', code: 'out_of_range', detail: 'until must not be before since (since is inclusive, until exclusive).' }]);
   }

@@ -145,6 +145,7 @@ describe.each(kinds)('LeadReader on %s', (kind) => {
       client_id: null,
       legal_bases: [],
       context: {},
+      screening: { verdict: 'accepted', reasons: [], decided_by: 'screening', decided_at: newest.screeningDecidedAt.toISOString() },
     };
     expect((await reader.list({}, 1)).data).toEqual([expected]);
     expect(await reader.get(newest.id)).toEqual(expected);
@@ -189,6 +190,8 @@ describe.each(kinds)('LeadReader on %s', (kind) => {
     ['since and until', { since: new Date('2026-11-01T00:00:00Z'), until: new Date('2026-12-01T00:00:00Z') }, /leads_received_at_id_idx/],
     ['email', { email: 'ÉLODIE@example.com' }, /leads_email_folded_idx/],
     ['origem', { origem: 'site' }, /leads_(origem|received_at_id)_idx/],
+    ["a verdict (the read surfaces' default)", { screening: 'accepted' }, /leads_screening_idx/],
+    ['a verdict and dates', { screening: 'accepted', since: new Date('2026-11-01T00:00:00Z'), until: new Date('2026-12-01T00:00:00Z') }, /leads_screening_idx/],
   ])('seeks a page after a cursor through an index in page order, with %s', async (_name, filter, index) => {
     const first = await reader.list(filter, 1);
     const query = jest.spyOn(dataSource, 'query');

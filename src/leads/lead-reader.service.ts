@@ -9,6 +9,7 @@ import { Lead } from './lead.entity.js';
 import { foldEmail } from './lead-rules.js';
 import type { LeadContext } from './lead-context.js';
 import type { LegalBasisView } from './legal-bases.js';
+import { AUTOMATIC_DECISION, ScreeningReason, ScreeningVerdict, ScreeningView } from '../screening/screening.js';
 
 export type { LeadChannel } from './lead-channel.js';
 
@@ -31,6 +32,8 @@ export interface LeadView {
   legal_bases: LegalBasisView[];
   /** Attribution; empty when none was sent. */
   context: LeadContext;
+  /** The screening verdict: who decided it, when and why. */
+  screening: ScreeningView;
 }
 
 /** A lead just stored, as the read API will show it (the webhook payload is built from it in the same transaction). */
@@ -50,6 +53,12 @@ export function leadViewOf(lead: Lead): LeadView {
     client_id: lead.clientId,
     legal_bases: lead.legalBases ?? [],
     context: lead.context ?? {},
+    screening: {
+      verdict: lead.screeningVerdict,
+      reasons: lead.screeningReasons,
+      decided_by: lead.screeningDecidedBy,
+      decided_at: (lead.screeningDecidedAt ?? lead.receivedAt).toISOString(),
+    },
   };
 }
 
@@ -61,6 +70,8 @@ export interface LeadFilter {
   origem?: string;
   /** Exact but case-insensitive (foldEmail on both sides). */
   email?: string;
+  /** Only leads of this verdict; every verdict when absent (the read surfaces default to `accepted`: leadFilterOf). */
+  screening?: ScreeningVerdict;
 }
 
 /** Where a lead stands in list order: its received_at (ms) and id. */
@@ -78,6 +89,8 @@ export interface LeadPage {
   cursorAfter(index: number): string;
   /** The cursor after the last item when more leads follow, else null. */
   nextCursor: string | null;
+  /** Held leads under the same filters but the verdict, at most HELD_COUNT_CAP (heldCount). */
+  heldCount: number;
 }
 
 /** A cursor that is malformed, altered, or was issued for other filters (or by a database with another key). */
@@ -90,6 +103,12 @@ export class InvalidCursor extends Error {
 
 /** The largest page any surface may ask for. */
 export const MAX_PAGE_SIZE = 200;
+
+/**
+ * The most held leads a page counts: the count walks the screening index, so it stays one short query however many
+ * leads wait; more than this shows as this many ("1000 or more"), which is already a queue no one reviews by paging.
+ */
+export const HELD_COUNT_CAP = 1000;
 
 /** The columns of a LeadView, in its order: what every read selects; legal_bases and context hold JSON. */
 export const LEAD_VIEW_COLUMNS = [
@@ -107,13 +126,24 @@ export const LEAD_VIEW_COLUMNS = [
   'client_id',
   'legal_bases',
   'context',
-] as const satisfies readonly (keyof LeadView)[];
+] as const satisfies readonly (keyof Omit<LeadView, 'screening'>)[];
 
-const COLUMNS = LEAD_VIEW_COLUMNS.join(', ');
+/** The columns of a LeadView's `screening`, selected after LEAD_VIEW_COLUMNS (reasons as JSON). */
+export const SCREENING_COLUMNS = ['screening_verdict', 'screening_reasons', 'screening_decided_by', 'screening_decided_at'] as const;
+
+const COLUMNS = [...LEAD_VIEW_COLUMNS, ...SCREENING_COLUMNS].join(', ');
 const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** A row as the driver returns it: received_at in the driver's own form, the JSON columns as text. */
-type Row = Omit<LeadView, 'received_at' | 'legal_bases' | 'context'> & { received_at: unknown; legal_bases: string | null; context: string | null };
+type Row = Omit<LeadView, 'received_at' | 'legal_bases' | 'context' | 'screening'> & {
+  received_at: unknown;
+  legal_bases: string | null;
+  context: string | null;
+  screening_verdict: ScreeningVerdict;
+  screening_reasons: string;
+  screening_decided_by: string | null;
+  screening_decided_at: unknown;
+};
 
 /**
  * The one read path for stored leads: newest first, by (received_at, id) descending, in keyset pages. A page's SQL
@@ -144,9 +174,21 @@ export class LeadReader {
     const binding = options.purpose === undefined ? filterBinding(filter) : `${options.purpose}\n${filterBinding(filter)}`;
     const after = cursor === undefined ? undefined : openCursor(key, binding, cursor);
     const rows = await this.rowsInParts(filter, limit + 1, after, options.readPart ?? limit + 1);
+    const heldCount = await this.heldCount(filter);
     const data = rows.slice(0, limit);
     const cursorAfter = (index: number) => sealCursor(key, binding, Date.parse(data[index].received_at), data[index].id);
-    return { data, cursorAfter, nextCursor: rows.length > limit ? cursorAfter(data.length - 1) : null };
+    return { data, cursorAfter, nextCursor: rows.length > limit ? cursorAfter(data.length - 1) : null, heldCount };
+  }
+
+  /**
+   * The held leads the filter's other conditions select, whatever its verdict, counted up to HELD_COUNT_CAP: one query
+   * over leads_screening_idx (verdict, received_at) that stops at the cap.
+   */
+  async heldCount(filter: LeadFilter): Promise<number> {
+    const { where, params } = this.conditions({ ...filter, screening: 'held' });
+    const sql = `SELECT COUNT(*) AS n FROM (SELECT 1 FROM leads WHERE ${where.join(' AND ')} LIMIT ${HELD_COUNT_CAP}) AS held`;
+    const [row] = (await this.dataSource.query(sql, params)) as { n: number | string }[];
+    return Number(row.n);
   }
 
   /**
@@ -178,9 +220,20 @@ export class LeadReader {
    * runs it; the export (lead-export.reader.ts) runs it for its larger pages, as arrays.
    */
   keysetQuery(filter: LeadFilter, limit: number, after?: LeadPosition): { sql: string; params: unknown[] } {
+    const { where, params } = this.conditions(filter, after);
+    const sql = `SELECT ${COLUMNS} FROM leads${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY received_at DESC, id DESC LIMIT ${limit}`;
+    return { sql, params };
+  }
+
+  /**
+   * The WHERE conditions of a filter, and after a position. The verdict comes first, an equality, so that with the
+   * dates alone the screening index (screening_verdict, received_at DESC, id DESC) serves the keyset order.
+   */
+  private conditions(filter: LeadFilter, after?: LeadPosition): { where: string[]; params: unknown[] } {
     const params: unknown[] = [];
     const param = (value: unknown) => this.dataSource.driver.createParameter(`p${params.push(value)}`, params.length - 1);
     const where: string[] = [];
+    if (filter.screening !== undefined) where.push(`screening_verdict = ${param(filter.screening)}`);
     if (filter.email !== undefined) where.push(`email_folded = ${param(foldEmail(filter.email))}`);
     if (filter.origem !== undefined) where.push(`origem = ${param(filter.origem)}`);
     if (filter.since !== undefined) where.push(`received_at >= ${param(this.stored(filter.since))}`);
@@ -188,8 +241,7 @@ export class LeadReader {
     // from `until` and walk every row down to the cursor.
     if (filter.until !== undefined && !after) where.push(`received_at < ${param(this.stored(filter.until))}`);
     if (after) where.push(`(received_at, id) < (${param(this.stored(new Date(after.receivedAt)))}, ${param(after.id)})`);
-    const sql = `SELECT ${COLUMNS} FROM leads${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY received_at DESC, id DESC LIMIT ${limit}`;
-    return { sql, params };
+    return { where, params };
   }
 
   /** received_at as the database gave it, as a LeadView shows it: ISO 8601 in UTC with milliseconds. */
@@ -213,10 +265,26 @@ export class LeadReader {
     return this.dataSource.driver.preparePersistentValue(date, this.receivedAt);
   }
 
+  /** A row of LEAD_VIEW_COLUMNS and SCREENING_COLUMNS, as the driver returns it, as a LeadView. */
+  viewOf(row: Record<string, unknown>): LeadView {
+    return this.view(row as Row);
+  }
+
+  /** A lead's screening as the columns hold it (decided_at is null only in a SQLite row no service wrote). */
+  screeningOf(verdict: unknown, reasons: unknown, decidedBy: unknown, decidedAt: unknown, receivedAt: string): ScreeningView {
+    return {
+      verdict: verdict as ScreeningVerdict,
+      reasons: typeof reasons === 'string' ? (JSON.parse(reasons) as ScreeningReason[]) : [],
+      decided_by: typeof decidedBy === 'string' ? decidedBy : AUTOMATIC_DECISION,
+      decided_at: decidedAt === null || decidedAt === undefined ? receivedAt : this.receivedAtOf(decidedAt),
+    };
+  }
+
   private view(row: Row): LeadView {
+    const receivedAt = this.receivedAtOf(row.received_at);
     return {
       id: row.id,
-      received_at: this.receivedAtOf(row.received_at),
+      received_at: receivedAt,
       nome: row.nome,
       email: row.email,
       telefone: row.telefone,
@@ -229,6 +297,7 @@ export class LeadReader {
       client_id: row.client_id,
       legal_bases: row.legal_bases === null ? [] : (JSON.parse(row.legal_bases) as LegalBasisView[]),
       context: row.context === null ? {} : (JSON.parse(row.context) as LeadContext),
+      screening: this.screeningOf(row.screening_verdict, row.screening_reasons, row.screening_decided_by, row.screening_decided_at, receivedAt),
     };
   }
 
@@ -270,6 +339,7 @@ export function filterBinding(filter: LeadFilter): string {
     filter.until?.getTime() ?? null,
     filter.origem ?? null,
     filter.email === undefined ? null : foldEmail(filter.email),
+    filter.screening ?? 'all',
   ]);
 }
 

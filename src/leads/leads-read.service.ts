@@ -14,6 +14,7 @@ export const DEFAULT_PAGE_SIZE = 50;
 export interface LeadList {
   data: LeadView[];
   next_cursor: string | null;
+  held_count: number;
 }
 
 /**
@@ -40,7 +41,7 @@ export class LeadsReadService {
     res.setHeader('Cache-Control', 'no-store');
     if (page.nextCursor !== null) res.append('Link', `<${this.nextUrl(filter, limit, page.nextCursor)}>; rel="next"`);
     auditRead({ route: 'GET /api/v1/leads', clientId: callerOf(req).clientId, requestId: requestIdOf(req), filter, rows: page.data.length });
-    return { data: page.data, next_cursor: page.nextCursor };
+    return { data: page.data, next_cursor: page.nextCursor, held_count: page.heldCount };
   }
 
   async get(id: string, req: Request, res: Response): Promise<LeadView> {
@@ -75,6 +76,8 @@ export class LeadsReadService {
     if (filter.until) query.set('until', filter.until.toISOString());
     if (filter.origem !== undefined) query.set('origem', filter.origem);
     if (filter.email !== undefined) query.set('email', filter.email);
+    // The default (accepted) is left out, as a client would write it.
+    if (filter.screening !== 'accepted') query.set('screening', filter.screening ?? 'all');
     query.set('limit', String(limit));
     query.set('cursor', cursor);
     return `${this.listUrl}?${query}`;

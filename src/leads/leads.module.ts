@@ -10,6 +10,8 @@ import { LeadWriter } from './lead-writer.service.js';
 import { LeadExportController } from './lead-export.controller.js';
 import { LeadExportReader } from './lead-export.reader.js';
 import { LeadExportService } from './lead-export.service.js';
+import { LeadScreeningController } from './lead-screening.controller.js';
+import { LeadScreeningService } from './lead-screening.service.js';
 import { LeadsController } from './leads.controller.js';
 import { LeadsReadController } from './leads-read.controller.js';
 import { LeadsReadService } from './leads-read.service.js';
@@ -19,10 +21,21 @@ import { ScreeningModule } from '../screening/screening.module.js';
 @Module({
   imports: [TypeOrmModule.forFeature([Lead, IdempotencyKey, ConsentText]), ScreeningModule],
   // LeadsReadController last: its GET leads/:id must not take a literal route such as leads/export (see there).
-  controllers: [LeadsController, LeadExportController, LeadsReadController],
-  providers: [LeadsService, LeadValidationService, LeadWriter, LeadReader, LeadsReadService, LeadExportReader, LeadExportService, IdempotencyService],
+  controllers: [LeadsController, LeadExportController, LeadScreeningController, LeadsReadController],
+  providers: [
+    LeadsService,
+    LeadValidationService,
+    LeadWriter,
+    LeadReader,
+    LeadsReadService,
+    LeadExportReader,
+    LeadExportService,
+    IdempotencyService,
+    LeadScreeningService,
+  ],
   // LeadWriter: other modules add their rows to the transaction that stores a lead (LeadWriter.alsoWrite). LeadReader:
-  // the one read path of every surface (REST, GraphQL, MCP, export).
-  exports: [LeadsService, LeadValidationService, LeadWriter, LeadReader],
+  // the one read path of every surface (REST, GraphQL, MCP, export). LeadScreeningService: other modules add their rows to
+  // the transaction that first releases a held lead (LeadScreeningService.onRelease).
+  exports: [LeadsService, LeadValidationService, LeadWriter, LeadReader, LeadScreeningService],
 })
 export class LeadsModule {}

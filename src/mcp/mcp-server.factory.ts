@@ -39,7 +39,7 @@ const INSTRUCTIONS =
 /** The scope of the operator tools that read stored leads. */
 const READ_SCOPE = 'leads:read';
 /** list_leads's arguments: GET /api/v1/leads's parameters. */
-const LIST_ARGUMENTS = new Set(['limit', 'cursor', 'since', 'until', 'origem', 'email']);
+const LIST_ARGUMENTS = new Set(['limit', 'cursor', 'since', 'until', 'origem', 'email', 'screening']);
 
 /** A query or path parameter as the contract states it. */
 interface ContractParameter {
@@ -279,9 +279,10 @@ export class McpServerFactory {
             'Stored leads, newest first, one page at a time: the pages of GET /api/v1/leads, as {data, next_cursor}. For the next page ' +
             'pass next_cursor as cursor with the same filters; next_cursor null is the last page. Filters: since (inclusive) and until ' +
             '(exclusive), RFC 3339 date-times with a time zone, or dates such as 2026-11-27 (since from 00:00 of that day, until through ' +
-            "its end, in the service's time zone); origem (exact); email (any letter case). Leads are personal data: show them only to " +
-            'people entitled to them.',
-          inputSchema: schema(this.queryInput(['Limit', 'Cursor', 'Since', 'Until', 'Origem', 'Email'])),
+            "its end, in the service's time zone); origem (exact); email (any letter case); screening (accepted, the default, held, spam " +
+            'or all). held_count: the leads awaiting review under the same filters (up to 1000). Leads are personal data: show them only ' +
+            'to people entitled to them.',
+          inputSchema: schema(this.queryInput(['Limit', 'Cursor', 'Since', 'Until', 'Origem', 'Email', 'ScreeningFilter'])),
           annotations: READ_ONLY,
         },
         run: (args, call) => this.listLeads(args, call),
@@ -327,7 +328,7 @@ export class McpServerFactory {
       // null is "not given", as for a parameter left out of the REST query.
       const input = await leadReadInput(Object.fromEntries(Object.entries(given).filter(([, value]) => value !== null)), this.config.timeZone);
       const page = await readLeadPage(this.reader, input);
-      const structuredContent = { data: page.data, next_cursor: page.nextCursor };
+      const structuredContent = { data: page.data, next_cursor: page.nextCursor, held_count: page.heldCount };
       const text = JSON.stringify(structuredContent, null, 2);
       // The page is in the answer twice: structuredContent and its text mirror (the compact one is the shorter).
       const refusal = this.refuseOverCap('list_leads', jsonBytes(text) + Buffer.byteLength(text), `${this.config.publicBaseUrl}/api/v1/leads`);

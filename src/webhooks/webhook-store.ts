@@ -1,13 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { Database, Statement } from 'better-sqlite3';
+import type { Database } from 'better-sqlite3';
 import { DataSource } from 'typeorm';
+import { StepTransactions, Steps } from '../database/step-transaction.js';
 import { uuidv7 } from '../database/uuid-v7.js';
 import { messageId, messagePayload } from './webhook-events.js';
 
-/** One statement of a transaction: its result rows (RETURNING or SELECT) come back at the `yield`. */
-type Step = [sql: string, params: unknown[]];
-export type Steps<T> = Generator<Step, T, Record<string, unknown>[]>;
+export type { Steps } from '../database/step-transaction.js';
 
 export type DeliveryState = 'pending' | 'delivered' | 'failed' | 'skipped';
 
@@ -45,8 +44,6 @@ export interface AttemptRecord {
 
 /** Messages fanned out, and skipped deliveries logged, per statement at most. */
 const BATCH = 200;
-/** Prepared SQLite statements kept by their text (a few fixed texts, and one per batch size of the batched ones). */
-const STATEMENT_CACHE = 256;
 
 /**
  * The worker's SQL over the outbox tables (docs/decisions/0027-webhooks-outbox.md). A transaction is written once, as a
@@ -57,11 +54,11 @@ const STATEMENT_CACHE = 256;
 @Injectable()
 export class WebhookStore {
   readonly postgres: boolean;
-  private readonly statements = new Map<string, Statement>();
-  private statementsOf?: Database;
+  private readonly transactions: StepTransactions;
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {
-    this.postgres = dataSource.options.type === 'postgres';
+    this.transactions = new StepTransactions(dataSource);
+    this.postgres = this.transactions.postgres;
   }
 
   /** `$n` on PostgreSQL, `?` on SQLite. */
@@ -75,63 +72,13 @@ export class WebhookStore {
     return (this.postgres && Array.isArray(rows) && Array.isArray(rows[0]) ? rows[0] : rows) as T[];
   }
 
-  async transaction<T>(steps: () => Steps<T>): Promise<T> {
-    if (!this.postgres) {
-      const db = this.sqlite();
-      if (db.inTransaction) throw new Error('a transaction is already open on the SQLite connection');
-      return db.transaction(() => {
-        const run = steps();
-        let next = run.next([]);
-        while (!next.done) {
-          const [sql, params] = next.value;
-          const statement = this.prepared(db, sql);
-          next = run.next(statement.reader ? (statement.all(params) as Record<string, unknown>[]) : (statement.run(params), []));
-        }
-        return next.value;
-      })();
-    }
-    const runner = this.dataSource.createQueryRunner();
-    try {
-      await runner.connect();
-      await runner.startTransaction();
-      const run = steps();
-      let next = run.next([]);
-      while (!next.done) {
-        const [sql, params] = next.value;
-        const result = (await runner.query(sql, params, true)) as { records: Record<string, unknown>[] };
-        next = run.next(result.records ?? []);
-      }
-      await runner.commitTransaction();
-      return next.value;
-    } catch (error) {
-      if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
-      throw error;
-    } finally {
-      await runner.release();
-    }
+  transaction<T>(steps: () => Steps<T>): Promise<T> {
+    return this.transactions.run(steps);
   }
 
   /** The one SQLite connection TypeORM holds (SQLite only). */
   sqlite(): Database {
-    return (this.dataSource.driver as unknown as { databaseConnection: Database }).databaseConnection;
-  }
-
-  /**
-   * The statement for `sql`, prepared once: preparing took as long as running the worker's statements (bench/webhooks.mjs,
-   * bench/RESULTS.md). TypeORM keeps its own cache for dataSource.query; these run on the connection directly.
-   */
-  private prepared(db: Database, sql: string): Statement {
-    if (this.statementsOf !== db) {
-      this.statements.clear();
-      this.statementsOf = db;
-    }
-    let statement = this.statements.get(sql);
-    if (statement === undefined) {
-      statement = db.prepare(sql);
-      if (this.statements.size >= STATEMENT_CACHE) this.statements.clear();
-      this.statements.set(sql, statement);
-    }
-    return statement;
+    return this.transactions.sqlite();
   }
 
   /** `IN (…)` placeholders for `count` values from parameter `first` on. */

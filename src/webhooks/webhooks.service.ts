@@ -5,6 +5,7 @@ import { AppConfig } from '../config/config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { uuidv7 } from '../database/uuid-v7.js';
 import { leadViewOf } from '../leads/lead-reader.service.js';
+import { LeadScreeningService } from '../leads/lead-screening.service.js';
 import { LeadWriter } from '../leads/lead-writer.service.js';
 import { AppError, invalidQuery, validationFailed } from '../problem/app-error.js';
 import type { FieldErrorCode } from '../problem/error-catalog.js';
@@ -88,6 +89,7 @@ export class WebhooksService implements OnModuleInit, OnApplicationBootstrap {
     @Inject(APP_CONFIG) config: AppConfig,
     @InjectRepository(WebhookEndpoint) private readonly endpoints: Repository<WebhookEndpoint>,
     private readonly writer: LeadWriter,
+    private readonly screening: LeadScreeningService,
     private readonly store: WebhookStore,
     private readonly box: SecretBox,
     private readonly dispatcher: WebhookDispatcher,
@@ -98,7 +100,8 @@ export class WebhooksService implements OnModuleInit, OnApplicationBootstrap {
 
   onModuleInit(): void {
     this.writer.alsoWrite(WebhookMessage, (lead) => {
-      // An accepted lead is announced; a held one only to endpoints that ask for lead.held; spam to nobody.
+      // At intake an accepted lead is announced, a held one only to endpoints that ask for lead.held, spam to nobody; a
+      // held or spam lead gets its lead.received when a person first releases it (onRelease below).
       const eventType = INTAKE_EVENTS[lead.screeningVerdict];
       if (eventType === undefined) return [];
       if (!this.endpointsMayExist) {
@@ -119,6 +122,27 @@ export class WebhooksService implements OnModuleInit, OnApplicationBootstrap {
       ];
     });
     this.writer.afterCommit(() => {
+      if (this.endpointsMayExist) this.dispatcher.wake();
+    });
+    // A held or spam lead's first release announces it, with the view it has then (its verdict by the operator).
+    this.screening.onRelease(WebhookMessage, (lead, releasedAt) => {
+      if (!this.endpointsMayExist) {
+        this.leftOutUpTo = Math.max(this.leftOutUpTo, releasedAt.getTime());
+        return [];
+      }
+      return [
+        {
+          id: messageId(uuidv7(releasedAt.getTime())),
+          eventType: 'lead.received',
+          payload: messagePayload('lead.received', releasedAt, lead),
+          leadId: lead.id,
+          endpointId: null,
+          createdAt: releasedAt.getTime(),
+          dispatchedAt: null,
+        },
+      ];
+    });
+    this.screening.afterRelease(() => {
       if (this.endpointsMayExist) this.dispatcher.wake();
     });
   }
