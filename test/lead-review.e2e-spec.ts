@@ -271,6 +271,49 @@ describe('reviewing held and spam leads', () => {
       }
     });
 
+    it('through intake: a disposable address held and a filled trap judged spam are unlisted and undelivered until released', async () => {
+      const receiver = await WebhookReceiver.start();
+      const endpoint = await t.http.post('/api/v1/webhooks').set('Authorization', `Bearer ${manager}`).send({ url: receiver.url });
+      expect(endpoint.status).toBe(201);
+      try {
+        const send = (body: Json, headers: Record<string, string> = {}) => t.http.post('/api/v1/lead').set(headers).send(body).then(expectContract);
+        const accepted = await send({ nome: 'Beatriz Lima', email: 'beatriz@exemplo.com.br', origem });
+        const held = await send({ nome: 'Carla Dias', email: 'carla@mailinator.com', origem });
+        const spam = await send({ nome: 'Bot', email: 'bot@exemplo.com.br', origem }, { 'Form-Trap': 'http://spam.example', 'Form-Token': 'x' });
+        for (const res of [accepted, held, spam]) {
+          expect(res.status).toBe(201);
+          expect(Object.keys(res.body).sort()).toEqual(['id', 'received_at', 'status']);
+        }
+        const [first] = await receiver.waitFor(1);
+        expect(JSON.parse(first.body).data.id).toBe(accepted.body.id);
+        expect(ids(await list())).toEqual([accepted.body.id]);
+        expect((await list()).body.held_count).toBe(1);
+        expect(ids(await list({ screening: 'held' }))).toEqual([held.body.id]);
+        expect(ids(await list({ screening: 'spam' }))).toEqual([spam.body.id]);
+        expect((await get(`/api/v1/leads/${held.body.id}`)).body.screening).toMatchObject({
+          verdict: 'held',
+          reasons: ['disposable_email'],
+          decided_by: 'screening',
+        });
+        expect((await get(`/api/v1/leads/${spam.body.id}`)).body.screening).toMatchObject({ verdict: 'spam', decided_by: 'screening' });
+        expect(receiver.received).toHaveLength(1);
+
+        expect((await decide(held.body.id, { verdict: 'accepted' })).status).toBe(200);
+        const [, released] = await receiver.waitFor(2);
+        expect(JSON.parse(released.body)).toMatchObject({
+          type: 'lead.received',
+          data: { id: held.body.id, screening: { verdict: 'accepted', decided_by: 'op_reviewer' } },
+        });
+        expect(ids(await list())).toEqual([held.body.id, accepted.body.id]);
+        expect((await list()).body.held_count).toBe(0);
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        expect(receiver.received).toHaveLength(2);
+      } finally {
+        await t.http.delete(`/api/v1/webhooks/${endpoint.body.id}`).set('Authorization', `Bearer ${manager}`);
+        await receiver.close();
+      }
+    });
+
     it('announces a lead once however many releases run at once', async () => {
       const endpoint = await t.http.post('/api/v1/webhooks').set('Authorization', `Bearer ${manager}`).send({ url: 'http://127.0.0.1:9/hook' });
       try {

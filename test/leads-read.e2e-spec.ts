@@ -119,11 +119,12 @@ describe('reading leads: GET /api/v1/leads and /api/v1/leads/{id}', () => {
       .post('/mcp')
       .set({ Accept: 'application/json, text/event-stream', 'Content-Type': 'application/json' })
       .send(
-        JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'submit_lead', arguments: { nome: 'Ana', email: 'ana@example.com' } } }),
+        JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'submit_lead', arguments: { nome: 'Ana Lima', email: 'ana@example.com' } } }),
       );
     expect(mcp.status).toBe(200);
     const result = (/^data: (.*)$/m.exec(mcp.text)?.[1] ?? mcp.text) as string;
-    stored.push(view(JSON.parse(result).result.structuredContent, { channel: 'mcp' }));
+    // Another name: a sixth identical (nome, email, mensagem) from one address in 10 minutes would be held (duplicate_burst).
+    stored.push(view(JSON.parse(result).result.structuredContent, { nome: 'Ana Lima', channel: 'mcp' }));
     stored.push(view(await send({ nome: 'Élodie', email: 'ÉLODIE@Example.com' }), { nome: 'Élodie', email: 'ÉLODIE@example.com' }));
     stored.push(view(await send({ nome: 'Elodie', email: 'elodie@example.com' }), { nome: 'Elodie', email: 'elodie@example.com' }));
     sent = stored.reverse();

@@ -11,8 +11,8 @@ const REASONS: Record<ScreeningVerdict, ScreeningReason[]> = { accepted: [], hel
 
 /**
  * Stores lead number `i` with a screening verdict as intake would have given it: held or spam leads never announced
- * (no lead.received). Rows go straight into the table until intake screening holds leads on its own; then this is the
- * one place to switch to sending them through POST /api/v1/lead.
+ * (no lead.received). Straight into the table, so that a test chooses its time and reasons; intake's own verdicts are
+ * tested through POST /api/v1/lead (test/screening.e2e-spec.ts, and "through intake" in test/lead-review.e2e-spec.ts).
  */
 export async function storeScreenedLead(t: TestApp, i: number, verdict: ScreeningVerdict, fields: Partial<Lead> = {}): Promise<Lead> {
   const receivedAt = fields.receivedAt ?? new Date();
