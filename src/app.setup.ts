@@ -73,7 +73,18 @@ export async function createApp(config: AppConfig, root: DynamicModule = AppModu
     origin: config.corsOrigins === '*' ? '*' : config.corsOrigins,
     credentials: false,
     methods: ['GET', 'HEAD', 'POST', 'OPTIONS'],
-    allowedHeaders: ['Content-Type', 'Authorization', 'Idempotency-Key', 'X-Request-Id', 'Mcp-Protocol-Version', 'Mcp-Session-Id'],
+    // Form-Token, Form-Trap and Captcha-Token: the form script's screening signals (issue 33), sent from customers' pages.
+    allowedHeaders: [
+      'Content-Type',
+      'Authorization',
+      'Idempotency-Key',
+      'X-Request-Id',
+      'Mcp-Protocol-Version',
+      'Mcp-Session-Id',
+      'Form-Token',
+      'Form-Trap',
+      'Captcha-Token',
+    ],
     exposedHeaders: EXPOSED_HEADERS,
     maxAge: 600,
   });
