@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { freshDatabase, TestDatabase } from '../../test/support/database.js';
+import { freshDatabase } from '../../test/support/database.js';
 import { loadConfig } from '../config/config.js';
 import { dataSourceOptions, runMigrations } from '../database/data-source.js';
 import { SecretBox } from '../secrets/secret-box.js';
