@@ -1018,7 +1018,8 @@ describeBrowser('the form sends its screening signals', () => {
   const TURNSTILE_DUMMY_TOKEN = 'XXXX.DUMMY.TOKEN.XXXX';
   /**
    * The widget stand-in served as CAPTCHA_SCRIPT_URL: Turnstile's explicit-render API, which renders a box and calls
-   * back with the dummy token, and gives a new one on reset (counted, so a test can see a spent token replaced).
+   * back with the dummy token, and gives a new one on reset (counted, so a test can see a spent token replaced). In a
+   * form with data-stand-in="interactive" it waits for a click on its box, as hCaptcha waits for the person.
    */
   const STAND_IN_WIDGET = `window.turnstile = {
   render: function (el, options) {
@@ -1027,7 +1028,9 @@ describeBrowser('the form sends its screening signals', () => {
     box.textContent = 'verification (stand-in)';
     el.appendChild(box);
     window.standIn = { renders: 1, resets: 0, options: options };
-    setTimeout(function () { options.callback('${TURNSTILE_DUMMY_TOKEN}'); }, 50);
+    var give = function () { options.callback('${TURNSTILE_DUMMY_TOKEN}'); };
+    if (el.closest('form').getAttribute('data-stand-in') === 'interactive') box.addEventListener('click', give);
+    else setTimeout(give, 50);
     return 'stand-in-widget';
   },
   reset: function (id) {
@@ -1127,7 +1130,10 @@ describeBrowser('the form sends its screening signals', () => {
     site = createServer((req, res) => {
       const path = new URL(req.url!, 'http://site').pathname;
       if (path === '/widget.js') return void res.writeHead(200, { 'Content-Type': 'text/javascript' }).end(STAND_IN_WIDGET);
-      res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' }).end(customerPage(path === '/captcha' ? captchaBase : plainBase));
+      const page = path.startsWith('/captcha')
+        ? customerPage(captchaBase, path === '/captcha-interactive' ? ' data-stand-in="interactive"' : '')
+        : customerPage(plainBase);
+      res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' }).end(page);
     });
     site.listen(sitePort, '127.0.0.1');
     browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
@@ -1234,6 +1240,25 @@ describeBrowser('the form sends its screening signals', () => {
     expect(await page.evaluate('window.standIn.resets')).toBe(1);
     expect(verifications).toContainEqual(expect.objectContaining({ secret: TURNSTILE_PASS_SECRET, response: TURNSTILE_DUMMY_TOKEN }));
     expect(await storedLead(captcha, 'humana@example.com')).toEqual({ verdict: 'accepted', reasons: [], channel: 'form' });
+  });
+
+  it('with a captcha the person has not done yet: the form says so, and sends itself once the widget has a token', async () => {
+    const { at } = await open(`${siteBase}/captcha-interactive`);
+    const widget = page.locator('[data-stand-in-widget]');
+    await widget.waitFor();
+    await page.fill('[name=nome]', 'Lenta Verificação');
+    await page.fill('[name=email]', 'lenta@example.com');
+    await waitSince(at, 3_200);
+    const count = received.length;
+    await page.click('button[type=submit]');
+    await page.waitForSelector('[data-leads-status][data-state=wait]');
+    expect(await page.locator('[data-leads-status]').textContent()).toBe('Complete the verification below; the form will then be sent.');
+    expect(received).toHaveLength(count);
+    await widget.click();
+    await page.waitForSelector('[data-leads-status][data-state=success]');
+    expect(received).toHaveLength(count + 1);
+    expect(received[count]['captcha-token']).toBe(TURNSTILE_DUMMY_TOKEN);
+    expect(await storedLead(captcha, 'lenta@example.com')).toEqual({ verdict: 'accepted', reasons: [], channel: 'form' });
   });
 
   it('with a captcha provider whose widget script cannot load: the lead is still sent, without Captcha-Token, and held', async () => {
