@@ -1016,19 +1016,24 @@ describeBrowser('the form sends its screening signals', () => {
   const TURNSTILE_PASS_SECRET = '1x0000000000000000000000000000000AA';
   const TURNSTILE_TEST_SITE_KEY = '1x00000000000000000000AA';
   const TURNSTILE_DUMMY_TOKEN = 'XXXX.DUMMY.TOKEN.XXXX';
+  /** hCaptcha's documented test key pair, and the response its widget gives with that site key. */
+  const HCAPTCHA_TEST_SECRET = '0x0000000000000000000000000000000000000000';
+  const HCAPTCHA_TEST_SITE_KEY = '10000000-ffff-ffff-ffff-000000000001';
+  const HCAPTCHA_TEST_RESPONSE = '10000000-aaaa-bbbb-cccc-000000000001';
   /**
-   * The widget stand-in served as CAPTCHA_SCRIPT_URL: Turnstile's explicit-render API, which renders a box and calls
-   * back with the dummy token, and gives a new one on reset (counted, so a test can see a spent token replaced). In a
-   * form with data-stand-in="interactive" it waits for a click on its box, as hCaptcha waits for the person.
+   * The widget stand-in served as CAPTCHA_SCRIPT_URL: the explicit-render API of Turnstile (`window.turnstile`) or
+   * hCaptcha (`window.hcaptcha`), which renders a box and calls back with the provider's test token, and gives a new one
+   * on reset (counted, so a test can see a spent token replaced). In a form with data-stand-in="interactive" it waits for
+   * a click on its box, as hCaptcha waits for the person.
    */
-  const STAND_IN_WIDGET = `window.turnstile = {
+  const standInWidget = (global: 'turnstile' | 'hcaptcha', token: string) => `window.${global} = {
   render: function (el, options) {
     var box = document.createElement('div');
     box.setAttribute('data-stand-in-widget', options.sitekey);
     box.textContent = 'verification (stand-in)';
     el.appendChild(box);
     window.standIn = { renders: 1, resets: 0, options: options };
-    var give = function () { options.callback('${TURNSTILE_DUMMY_TOKEN}'); };
+    var give = function () { options.callback('${token}'); };
     if (el.closest('form').getAttribute('data-stand-in') === 'interactive') box.addEventListener('click', give);
     else setTimeout(give, 50);
     return 'stand-in-widget';
@@ -1036,12 +1041,13 @@ describeBrowser('the form sends its screening signals', () => {
   reset: function (id) {
     if (id !== 'stand-in-widget') throw new Error('unknown widget ' + id);
     window.standIn.resets += 1;
-    setTimeout(function () { window.standIn.options.callback('${TURNSTILE_DUMMY_TOKEN}'); }, 50);
+    setTimeout(function () { window.standIn.options.callback('${token}'); }, 50);
   },
 };`;
 
   let plain: TestApp;
   let captcha: TestApp;
+  let hcaptcha: TestApp;
   let plainBase: string;
   let captchaBase: string;
   let site: Server;
@@ -1094,19 +1100,28 @@ describeBrowser('the form sends its screening signals', () => {
 
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
-    const [plainPort, captchaPort, sitePort, verifyPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
+    const [plainPort, captchaPort, hcaptchaPort, sitePort, verifyPort] = [
+      await freePort(),
+      await freePort(),
+      await freePort(),
+      await freePort(),
+      await freePort(),
+    ];
+    const hcaptchaBase = `http://127.0.0.1:${hcaptchaPort}`;
     plainBase = `http://127.0.0.1:${plainPort}`;
     captchaBase = `http://127.0.0.1:${captchaPort}`;
     siteBase = `http://localhost:${sitePort}`;
-    // A minimal siteverify in Turnstile's documented shape (form-encoded secret, response, remoteip): the always-pass
-    // test secret passes the dummy token, anything else fails.
+    // A minimal siteverify in the providers' documented shape (form-encoded secret, response, remoteip): Turnstile's
+    // always-pass test secret passes its dummy token, hCaptcha's test secret its test response, anything else fails.
     siteverify = createServer((req, res) => {
       let body = '';
       req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
       req.on('end', () => {
         const form = Object.fromEntries(new URLSearchParams(body));
         verifications.push(form);
-        const success = form.secret === TURNSTILE_PASS_SECRET && form.response === TURNSTILE_DUMMY_TOKEN;
+        const success =
+          (form.secret === TURNSTILE_PASS_SECRET && form.response === TURNSTILE_DUMMY_TOKEN) ||
+          (form.secret === HCAPTCHA_TEST_SECRET && form.response === HCAPTCHA_TEST_RESPONSE);
         const answer = success
           ? { success, challenge_ts: new Date().toISOString(), hostname: 'localhost', 'error-codes': [], action: '', cdata: '' }
           : { success, 'error-codes': ['invalid-input-response'] };
@@ -1125,14 +1140,29 @@ describeBrowser('the form sends its screening signals', () => {
       CAPTCHA_SCRIPT_URL: `${siteBase}/widget.js`,
     });
     await captcha.app.listen(captchaPort, '127.0.0.1');
+    hcaptcha = await startTestApp({
+      PUBLIC_BASE_URL: hcaptchaBase,
+      CAPTCHA_PROVIDER: 'hcaptcha',
+      CAPTCHA_SECRET: HCAPTCHA_TEST_SECRET,
+      CAPTCHA_SITE_KEY: HCAPTCHA_TEST_SITE_KEY,
+      CAPTCHA_VERIFY_URL: `http://127.0.0.1:${verifyPort}/siteverify`,
+      CAPTCHA_SCRIPT_URL: `${siteBase}/hcaptcha.js`,
+    });
+    await hcaptcha.app.listen(hcaptchaPort, '127.0.0.1');
     recordLeadHeaders(plain);
     recordLeadHeaders(captcha);
+    recordLeadHeaders(hcaptcha);
     site = createServer((req, res) => {
       const path = new URL(req.url!, 'http://site').pathname;
-      if (path === '/widget.js') return void res.writeHead(200, { 'Content-Type': 'text/javascript' }).end(STAND_IN_WIDGET);
-      const page = path.startsWith('/captcha')
-        ? customerPage(captchaBase, path === '/captcha-interactive' ? ' data-stand-in="interactive"' : '')
-        : customerPage(plainBase);
+      const script = (text: string) => void res.writeHead(200, { 'Content-Type': 'text/javascript' }).end(text);
+      if (path === '/widget.js') return script(standInWidget('turnstile', TURNSTILE_DUMMY_TOKEN));
+      if (path === '/hcaptcha.js') return script(standInWidget('hcaptcha', HCAPTCHA_TEST_RESPONSE));
+      const page =
+        path === '/hcaptcha'
+          ? customerPage(hcaptchaBase, ' data-stand-in="interactive"')
+          : path.startsWith('/captcha')
+            ? customerPage(captchaBase, path === '/captcha-interactive' ? ' data-stand-in="interactive"' : '')
+            : customerPage(plainBase);
       res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' }).end(page);
     });
     site.listen(sitePort, '127.0.0.1');
@@ -1145,6 +1175,7 @@ describeBrowser('the form sends its screening signals', () => {
     siteverify?.close();
     await plain?.close();
     await captcha?.close();
+    await hcaptcha?.close();
   });
 
   beforeEach(async () => {
@@ -1259,6 +1290,22 @@ describeBrowser('the form sends its screening signals', () => {
     expect(received).toHaveLength(count + 1);
     expect(received[count]['captcha-token']).toBe(TURNSTILE_DUMMY_TOKEN);
     expect(await storedLead(captcha, 'lenta@example.com')).toEqual({ verdict: 'accepted', reasons: [], channel: 'form' });
+  });
+
+  it('with hCaptcha: its widget is rendered with hcaptcha.render, and the response the person gives goes in Captcha-Token', async () => {
+    const { token, at } = await open(`${siteBase}/hcaptcha`);
+    const widget = page.locator(`form[data-leads] [data-leads-captcha] [data-stand-in-widget="${HCAPTCHA_TEST_SITE_KEY}"]`);
+    await widget.waitFor();
+    expect(await page.evaluate('typeof window.turnstile')).toBe('undefined');
+    await page.fill('[name=nome]', 'Pessoa hCaptcha');
+    await page.fill('[name=email]', 'hcaptcha@example.com');
+    await widget.click();
+    await waitSince(at, 3_200);
+    const headers = await send({});
+    expect(headers['captcha-token']).toBe(HCAPTCHA_TEST_RESPONSE);
+    expect(headers['form-token']).toBe(token);
+    expect(verifications).toContainEqual(expect.objectContaining({ secret: HCAPTCHA_TEST_SECRET, response: HCAPTCHA_TEST_RESPONSE }));
+    expect(await storedLead(hcaptcha, 'hcaptcha@example.com')).toEqual({ verdict: 'accepted', reasons: [], channel: 'form' });
   });
 
   it('with a captcha provider whose widget script cannot load: the lead is still sent, without Captcha-Token, and held', async () => {
