@@ -13,6 +13,7 @@ import { AgentRefreshTokens1764700000000 } from './1764700000000-agent-refresh-t
 import { CompatibilityAddresses1764850000000 } from './1764850000000-compatibility-addresses.js';
 import { RegistrationAddresses1764960000000 } from './1764960000000-registration-addresses.js';
 import { LeadScreening1765100000000 } from './1765100000000-lead-screening.js';
+import { FormTokensSpent1765400000000 } from './1765400000000-form-tokens-spent.js';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -28,4 +29,5 @@ export const MIGRATIONS = [
   CompatibilityAddresses1764850000000,
   RegistrationAddresses1764960000000,
   LeadScreening1765100000000,
+  FormTokensSpent1765400000000,
 ];

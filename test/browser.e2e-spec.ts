@@ -458,7 +458,7 @@ describeBrowser(HAVE_CHROMIUM ? `browser (Chromium at ${CHROMIUM})` : `browser (
     expect(context.utm_medium).toBe('ab');
   });
 
-  it('(d) a filled honeypot shows success and sends nothing', async () => {
+  it('(d) a filled honeypot shows the same success, and its value goes with the lead in Form-Trap (screening judges it)', async () => {
     const before = await countLeads(t.dataSource);
     await page.goto(customerBase);
     const trap = page.locator('input[name=website]');
@@ -466,12 +466,15 @@ describeBrowser(HAVE_CHROMIUM ? `browser (Chromium at ${CHROMIUM})` : `browser (
     expect(await trap.getAttribute('autocomplete')).toBe('off');
     expect(await trap.isVisible()).toBe(true); // present for bots, but off-screen:
     expect((await trap.boundingBox())!.x).toBeLessThan(0);
-    await fill(page, { nome: 'Bot', email: 'bot@example.com', website: 'http://spam.example' });
+    await fill(page, { nome: 'Bot', email: 'bot@example.com', website: 'http://spam.example/ção' });
+    const posted = page.waitForRequest((r) => r.method() === 'POST' && r.url().endsWith('/api/v1/lead'));
     await page.click('button[type=submit]');
     await page.waitForSelector('[data-leads-status][data-state=success]');
     await shot('d-honeypot');
-    expect(leadPosts).toBe(0);
-    expect(await countLeads(t.dataSource)).toBe(before);
+    // Header values are ASCII: what is not becomes "?".
+    expect((await posted).headers()['form-trap']).toBe('http://spam.example/??o');
+    expect(leadPosts).toBe(1);
+    expect(await countLeads(t.dataSource)).toBe(before + 1);
   });
 
   it('(e) a 429 tells the user how long to wait', async () => {
@@ -1001,4 +1004,321 @@ ${body}
     await page.locator('#sha256').screenshot({ path: join(ARTIFACTS, 'cli-375-sha256.png') });
     await shot('cli-375');
   });
+});
+
+/**
+ * The form's screening signals (issue 33), as the service receives them from Chromium on a customer's page: the form
+ * token taken when the form is shown (Form-Token), the trap field (Form-Trap) and, with a captcha provider, the widget's
+ * token (Captcha-Token); and the verdict stored with each lead.
+ */
+describeBrowser('the form sends its screening signals', () => {
+  /** Turnstile's documented test keys: this secret always passes, and the widget's token for a test site key is this one. */
+  const TURNSTILE_PASS_SECRET = '1x0000000000000000000000000000000AA';
+  const TURNSTILE_TEST_SITE_KEY = '1x00000000000000000000AA';
+  const TURNSTILE_DUMMY_TOKEN = 'XXXX.DUMMY.TOKEN.XXXX';
+  /** hCaptcha's documented test key pair, and the response its widget gives with that site key. */
+  const HCAPTCHA_TEST_SECRET = '0x0000000000000000000000000000000000000000';
+  const HCAPTCHA_TEST_SITE_KEY = '10000000-ffff-ffff-ffff-000000000001';
+  const HCAPTCHA_TEST_RESPONSE = '10000000-aaaa-bbbb-cccc-000000000001';
+  /**
+   * The widget stand-in served as CAPTCHA_SCRIPT_URL: the explicit-render API of Turnstile (`window.turnstile`) or
+   * hCaptcha (`window.hcaptcha`), which renders a box and calls back with the provider's test token, and gives a new one
+   * on reset (counted, so a test can see a spent token replaced). In a form with data-stand-in="interactive" it waits for
+   * a click on its box, as hCaptcha waits for the person.
+   */
+  const standInWidget = (global: 'turnstile' | 'hcaptcha', token: string) => `window.${global} = {
+  render: function (el, options) {
+    var box = document.createElement('div');
+    box.setAttribute('data-stand-in-widget', options.sitekey);
+    box.textContent = 'verification (stand-in)';
+    el.appendChild(box);
+    window.standIn = { renders: 1, resets: 0, options: options };
+    var give = function () { options.callback('${token}'); };
+    if (el.closest('form').getAttribute('data-stand-in') === 'interactive') box.addEventListener('click', give);
+    else setTimeout(give, 50);
+    return 'stand-in-widget';
+  },
+  reset: function (id) {
+    if (id !== 'stand-in-widget') throw new Error('unknown widget ' + id);
+    window.standIn.resets += 1;
+    setTimeout(function () { window.standIn.options.callback('${token}'); }, 50);
+  },
+};`;
+
+  let plain: TestApp;
+  let captcha: TestApp;
+  let hcaptcha: TestApp;
+  let plainBase: string;
+  let captchaBase: string;
+  let site: Server;
+  let siteBase: string;
+  let siteverify: Server;
+  const verifications: Record<string, string>[] = [];
+  /** The headers of each POST /api/v1/lead, as the service's HTTP server received them. */
+  const received: Record<string, string | string[] | undefined>[] = [];
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+
+  /** Records every lead request's headers before the application sees it. */
+  function recordLeadHeaders(app: TestApp): void {
+    (app.app.getHttpServer() as Server).prependListener('request', (req) => {
+      if (req.method === 'POST' && req.url === '/api/v1/lead') received.push({ ...req.headers });
+    });
+  }
+
+  async function storedLead(app: TestApp, email: string) {
+    const rows = (await app.dataSource.query('SELECT screening_verdict, screening_reasons, channel FROM leads WHERE email = ?', [email])) as {
+      screening_verdict: string;
+      screening_reasons: string;
+      channel: string;
+    }[];
+    expect(rows).toHaveLength(1);
+    return { verdict: rows[0].screening_verdict, reasons: JSON.parse(rows[0].screening_reasons) as string[], channel: rows[0].channel };
+  }
+
+  /** Opens the page and answers the form token it took when the form was shown, and when it arrived. */
+  async function open(url: string): Promise<{ token: string; at: number }> {
+    const answer = page.waitForResponse((r) => r.url().endsWith('/forms/token') && r.status() === 200);
+    await page.goto(url);
+    const res = await answer;
+    return { token: ((await res.json()) as { token: string }).token, at: Date.now() };
+  }
+
+  /** Fills and sends the form; answers the request headers the service received. */
+  async function send(values: Record<string, string>) {
+    for (const [name, value] of Object.entries(values)) await page.fill(`[name="${name}"]`, value);
+    const count = received.length;
+    await page.click('button[type=submit]');
+    await page.waitForSelector('[data-leads-status][data-state=success]');
+    expect(received).toHaveLength(count + 1);
+    return received[count];
+  }
+
+  /** Waits until `ms` have passed since `since` (a person reading the form). */
+  const waitSince = async (since: number, ms: number) => page.waitForTimeout(Math.max(0, since + ms - Date.now()));
+
+  beforeAll(async () => {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    const [plainPort, captchaPort, hcaptchaPort, sitePort, verifyPort] = [
+      await freePort(),
+      await freePort(),
+      await freePort(),
+      await freePort(),
+      await freePort(),
+    ];
+    const hcaptchaBase = `http://127.0.0.1:${hcaptchaPort}`;
+    plainBase = `http://127.0.0.1:${plainPort}`;
+    captchaBase = `http://127.0.0.1:${captchaPort}`;
+    siteBase = `http://localhost:${sitePort}`;
+    // A minimal siteverify in the providers' documented shape (form-encoded secret, response, remoteip): Turnstile's
+    // always-pass test secret passes its dummy token, hCaptcha's test secret its test response, anything else fails.
+    siteverify = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+      req.on('end', () => {
+        const form = Object.fromEntries(new URLSearchParams(body));
+        verifications.push(form);
+        const success =
+          (form.secret === TURNSTILE_PASS_SECRET && form.response === TURNSTILE_DUMMY_TOKEN) ||
+          (form.secret === HCAPTCHA_TEST_SECRET && form.response === HCAPTCHA_TEST_RESPONSE);
+        const answer = success
+          ? { success, challenge_ts: new Date().toISOString(), hostname: 'localhost', 'error-codes': [], action: '', cdata: '' }
+          : { success, 'error-codes': ['invalid-input-response'] };
+        res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(answer));
+      });
+    });
+    siteverify.listen(verifyPort, '127.0.0.1');
+    plain = await startTestApp({ PUBLIC_BASE_URL: plainBase });
+    await plain.app.listen(plainPort, '127.0.0.1');
+    captcha = await startTestApp({
+      PUBLIC_BASE_URL: captchaBase,
+      CAPTCHA_PROVIDER: 'turnstile',
+      CAPTCHA_SECRET: TURNSTILE_PASS_SECRET,
+      CAPTCHA_SITE_KEY: TURNSTILE_TEST_SITE_KEY,
+      CAPTCHA_VERIFY_URL: `http://127.0.0.1:${verifyPort}/siteverify`,
+      CAPTCHA_SCRIPT_URL: `${siteBase}/widget.js`,
+    });
+    await captcha.app.listen(captchaPort, '127.0.0.1');
+    hcaptcha = await startTestApp({
+      PUBLIC_BASE_URL: hcaptchaBase,
+      CAPTCHA_PROVIDER: 'hcaptcha',
+      CAPTCHA_SECRET: HCAPTCHA_TEST_SECRET,
+      CAPTCHA_SITE_KEY: HCAPTCHA_TEST_SITE_KEY,
+      CAPTCHA_VERIFY_URL: `http://127.0.0.1:${verifyPort}/siteverify`,
+      CAPTCHA_SCRIPT_URL: `${siteBase}/hcaptcha.js`,
+    });
+    await hcaptcha.app.listen(hcaptchaPort, '127.0.0.1');
+    recordLeadHeaders(plain);
+    recordLeadHeaders(captcha);
+    recordLeadHeaders(hcaptcha);
+    site = createServer((req, res) => {
+      const path = new URL(req.url!, 'http://site').pathname;
+      const script = (text: string) => void res.writeHead(200, { 'Content-Type': 'text/javascript' }).end(text);
+      if (path === '/widget.js') return script(standInWidget('turnstile', TURNSTILE_DUMMY_TOKEN));
+      if (path === '/hcaptcha.js') return script(standInWidget('hcaptcha', HCAPTCHA_TEST_RESPONSE));
+      const page =
+        path === '/hcaptcha'
+          ? customerPage(hcaptchaBase, ' data-stand-in="interactive"')
+          : path.startsWith('/captcha')
+            ? customerPage(captchaBase, path === '/captcha-interactive' ? ' data-stand-in="interactive"' : '')
+            : customerPage(plainBase);
+      res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' }).end(page);
+    });
+    site.listen(sitePort, '127.0.0.1');
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    site?.close();
+    siteverify?.close();
+    await plain?.close();
+    await captcha?.close();
+    await hcaptcha?.close();
+  });
+
+  beforeEach(async () => {
+    context = await browser.newContext({ viewport: { width: 1000, height: 900 } });
+    page = await context.newPage();
+  });
+  afterEach(() => context?.close());
+
+  it('a trap filled by a script: the lead goes with the form token and the trap value, and is stored as spam', async () => {
+    const { token, at } = await open(siteBase);
+    await page.fill('[name=nome]', 'Robô Preenchedor');
+    await page.fill('[name=email]', 'robo@example.com');
+    await page.evaluate("document.querySelector('input[name=website]').value = 'https://spam.example/'");
+    // Past the 3 s, so that the trap alone speaks.
+    await waitSince(at, 3_200);
+    const headers = await send({});
+    expect(headers['form-token']).toBe(token);
+    expect(headers['form-trap']).toBe('https://spam.example/');
+    expect(headers['captcha-token']).toBeUndefined();
+    expect(await page.locator('[data-leads-status]').textContent()).toBe('Obrigado! Recebemos seu contato.');
+    expect(await storedLead(plain, 'robo@example.com')).toEqual({ verdict: 'spam', reasons: ['honeypot'], channel: 'form' });
+  });
+
+  it('sent less than 3 s after the form token was issued: the same success, and stored as held (too_fast)', async () => {
+    const { token, at } = await open(siteBase);
+    const headers = await send({ nome: 'Apressado Silva', email: 'apressado@example.com' });
+    // The precondition of the case, not a measurement: the form went well within 3 s of its token.
+    expect(Date.now() - at).toBeLessThan(3_000);
+    expect(headers['form-token']).toBe(token);
+    expect(headers['form-trap']).toBe('');
+    expect(await page.locator('[data-leads-status]').textContent()).toBe('Obrigado! Recebemos seu contato.');
+    expect(await storedLead(plain, 'apressado@example.com')).toEqual({ verdict: 'held', reasons: ['too_fast'], channel: 'form' });
+  });
+
+  it('sent normally (after 3 s): accepted; the spent token is replaced, and the next lead from the page carries the new one', async () => {
+    const { token, at } = await open(siteBase);
+    await page.fill('[name=nome]', 'Maria Normal');
+    await page.fill('[name=email]', 'maria.normal@example.com');
+    await waitSince(at, 3_200);
+    const next = page.waitForResponse((r) => r.url().endsWith('/forms/token') && r.status() === 200);
+    const headers = await send({});
+    expect(headers['form-token']).toBe(token);
+    expect(headers['form-trap']).toBe('');
+    expect(headers['captcha-token']).toBeUndefined();
+    await shot2('screening-normal');
+    expect(await storedLead(plain, 'maria.normal@example.com')).toEqual({ verdict: 'accepted', reasons: [], channel: 'form' });
+
+    const second = (await (await next).json()) as { token: string };
+    expect(second.token).not.toBe(token);
+    const secondAt = Date.now();
+    await page.fill('[name=nome]', 'Maria Normal');
+    await page.fill('[name=email]', 'maria.outra@example.com');
+    await waitSince(secondAt, 3_200);
+    expect((await send({}))['form-token']).toBe(second.token);
+    expect(await storedLead(plain, 'maria.outra@example.com')).toEqual({ verdict: 'accepted', reasons: [], channel: 'form' });
+  });
+
+  it('a form token near its two hours is replaced before sending, and the new one is held back until it is 3 s old', async () => {
+    await page.clock.install();
+    const { token } = await open(siteBase);
+    const renewed = page.waitForResponse((r) => r.url().endsWith('/forms/token') && r.status() === 200);
+    // The page left open for 1 h 55 min: the script takes a new token ten minutes before the old one's two hours.
+    await page.clock.runFor('01:55:00');
+    const fresh = ((await (await renewed).json()) as { token: string }).token;
+    expect(fresh).not.toBe(token);
+    await page.fill('[name=nome]', 'Paciente Souza');
+    await page.fill('[name=email]', 'paciente@example.com');
+    await page.waitForTimeout(3_200);
+    const count = received.length;
+    await page.click('button[type=submit]');
+    await page.clock.runFor(4_000);
+    await page.waitForSelector('[data-leads-status][data-state=success]');
+    expect(received).toHaveLength(count + 1);
+    expect(received[count]['form-token']).toBe(fresh);
+    expect(await storedLead(plain, 'paciente@example.com')).toEqual({ verdict: 'accepted', reasons: [], channel: 'form' });
+  });
+
+  it('with a captcha provider: the widget from CAPTCHA_SCRIPT_URL is rendered in the form, its token goes in Captcha-Token, and is verified', async () => {
+    const { token, at } = await open(`${siteBase}/captcha`);
+    const widget = page.locator(`form[data-leads] [data-leads-captcha] [data-stand-in-widget="${TURNSTILE_TEST_SITE_KEY}"]`);
+    await widget.waitFor();
+    // Before the submit button, inside the form.
+    expect(await page.evaluate("document.querySelector('[data-leads-captcha]').nextElementSibling.getAttribute('type')")).toBe('submit');
+    await page.fill('[name=nome]', 'Humana Verificada');
+    await page.fill('[name=email]', 'humana@example.com');
+    await waitSince(at, 3_200);
+    const headers = await send({});
+    await shot2('screening-captcha');
+    expect(headers['captcha-token']).toBe(TURNSTILE_DUMMY_TOKEN);
+    expect(headers['form-token']).toBe(token);
+    expect(headers['form-trap']).toBe('');
+    // The widget's token is spent with the lead: the widget is reset for the next one.
+    expect(await page.evaluate('window.standIn.resets')).toBe(1);
+    expect(verifications).toContainEqual(expect.objectContaining({ secret: TURNSTILE_PASS_SECRET, response: TURNSTILE_DUMMY_TOKEN }));
+    expect(await storedLead(captcha, 'humana@example.com')).toEqual({ verdict: 'accepted', reasons: [], channel: 'form' });
+  });
+
+  it('with a captcha the person has not done yet: the form says so, and sends itself once the widget has a token', async () => {
+    const { at } = await open(`${siteBase}/captcha-interactive`);
+    const widget = page.locator('[data-stand-in-widget]');
+    await widget.waitFor();
+    await page.fill('[name=nome]', 'Lenta Verificação');
+    await page.fill('[name=email]', 'lenta@example.com');
+    await waitSince(at, 3_200);
+    const count = received.length;
+    await page.click('button[type=submit]');
+    await page.waitForSelector('[data-leads-status][data-state=wait]');
+    expect(await page.locator('[data-leads-status]').textContent()).toBe('Complete the verification below; the form will then be sent.');
+    expect(received).toHaveLength(count);
+    await widget.click();
+    await page.waitForSelector('[data-leads-status][data-state=success]');
+    expect(received).toHaveLength(count + 1);
+    expect(received[count]['captcha-token']).toBe(TURNSTILE_DUMMY_TOKEN);
+    expect(await storedLead(captcha, 'lenta@example.com')).toEqual({ verdict: 'accepted', reasons: [], channel: 'form' });
+  });
+
+  it('with hCaptcha: its widget is rendered with hcaptcha.render, and the response the person gives goes in Captcha-Token', async () => {
+    const { token, at } = await open(`${siteBase}/hcaptcha`);
+    const widget = page.locator(`form[data-leads] [data-leads-captcha] [data-stand-in-widget="${HCAPTCHA_TEST_SITE_KEY}"]`);
+    await widget.waitFor();
+    expect(await page.evaluate('typeof window.turnstile')).toBe('undefined');
+    await page.fill('[name=nome]', 'Pessoa hCaptcha');
+    await page.fill('[name=email]', 'hcaptcha@example.com');
+    await widget.click();
+    await waitSince(at, 3_200);
+    const headers = await send({});
+    expect(headers['captcha-token']).toBe(HCAPTCHA_TEST_RESPONSE);
+    expect(headers['form-token']).toBe(token);
+    expect(verifications).toContainEqual(expect.objectContaining({ secret: HCAPTCHA_TEST_SECRET, response: HCAPTCHA_TEST_RESPONSE }));
+    expect(await storedLead(hcaptcha, 'hcaptcha@example.com')).toEqual({ verdict: 'accepted', reasons: [], channel: 'form' });
+  });
+
+  it('with a captcha provider whose widget script cannot load: the lead is still sent, without Captcha-Token, and held', async () => {
+    await page.route(`${siteBase}/widget.js`, (route) => route.abort());
+    const { at } = await open(`${siteBase}/captcha`);
+    await page.fill('[name=nome]', 'Sem Widget');
+    await page.fill('[name=email]', 'sem.widget@example.com');
+    await waitSince(at, 3_200);
+    const headers = await send({});
+    expect(headers['captcha-token']).toBeUndefined();
+    expect(headers['form-token']).toBeDefined();
+    expect(await storedLead(captcha, 'sem.widget@example.com')).toEqual({ verdict: 'held', reasons: ['captcha_missing'], channel: 'form' });
+  });
+
+  const shot2 = (name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
 });

@@ -142,10 +142,15 @@ describe('the service as a process', () => {
     }
   });
 
-  it('never writes e-mails, telephones or bearer tokens to its logs', async () => {
+  it('never writes e-mails, telephones, bearer, form or captcha tokens to its logs', async () => {
     const server = await startServer({ ...database.env, LOG_LEVEL: 'debug' });
+    let formToken: string;
     try {
-      expect((await postLead(server.baseUrl, 2000)).status).toBe(201);
+      const issued = await fetch(`${server.baseUrl}/forms/token`);
+      expect(issued.status).toBe(200);
+      formToken = ((await issued.json()) as { token: string }).token;
+      const screening = { 'Form-Token': formToken, 'Form-Trap': 'trap-value-777', 'Captcha-Token': 'captcha-token-value-888' };
+      expect((await postLead(server.baseUrl, 2000, screening)).status).toBe(201);
       expect((await postLead(server.baseUrl, 2001, { Authorization: 'Bearer secret-token-value-123' })).status).toBe(401);
       await fetch(`${server.baseUrl}/api/v1/sandbox?email=pessoa2000@exemplo.com.br`, {
         method: 'POST',
@@ -160,7 +165,17 @@ describe('the service as a process', () => {
     expect(logs).toContain('"statusCode":201');
     expect(logs).toContain('"statusCode":422');
     expect(logs).toContain('"statusCode":401');
-    for (const secret of ['pessoa2000@exemplo.com.br', 'pessoa2001@exemplo.com.br', '92000-0000', '+55 11', 'secret-token-value-123'])
+    expect(logs).toContain('"path":"/forms/token"');
+    for (const secret of [
+      'pessoa2000@exemplo.com.br',
+      'pessoa2001@exemplo.com.br',
+      '92000-0000',
+      '+55 11',
+      'secret-token-value-123',
+      formToken,
+      'trap-value-777',
+      'captcha-token-value-888',
+    ])
       expect(logs).not.toContain(secret);
     for (const line of logs.trim().split('\n')) expect(() => JSON.parse(line)).not.toThrow();
   });

@@ -101,6 +101,11 @@ sent without it.</p>
 its title, the referring page (likewise reduced), and the <code>utm_source</code>, <code>utm_medium</code>, <code>utm_campaign</code>,
 <code>utm_term</code>, <code>utm_content</code>, <code>gclid</code> and <code>fbclid</code> parameters of the page's address. No cookies,
 no storage.</p>
+<p class="meta"><strong>Screening.</strong> When it shows the form the script takes a single-use form token from
+<code>${escapeHtml(base)}/forms/token</code> and sends it with the lead, with the value of a hidden trap field that only bots fill;
+every lead gets the same answer, and the service decides whether it reaches people. When the service uses a captcha, the script
+renders its widget before the submit button (or inside an element with <code>data-leads-captcha</code>): your page's
+Content-Security-Policy must then allow the widget's script and frame.</p>
 <h2>Try it</h2>
 <p>These copies of the form carry <code>data-leads-sandbox</code>: they are validated by <code>/api/v1/sandbox</code>, which
 stores nothing, and show the lead as it would be stored. The form you paste has no such attribute and sends real leads.

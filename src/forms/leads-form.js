@@ -4,7 +4,9 @@
  * {api} is the origin the script was loaded from unless the form's `data-leads-api` names another. With the lead fields go the
  * consent checkboxes' answers (`data-leads-consent`) and where the visitor came from (`context`, read from the page's address,
  * title and referrer). Messages follow the form's `data-leads-lang`, else `<html lang>`: English, or Brazilian Portuguese.
- * Type-checked by tsconfig.form.json and linted with the rest of src/. */
+ * With each lead go the screening signals (issue 33): a single-use form token from `{api}/forms/token`, taken when the form
+ * is shown, in `Form-Token`; the hidden trap field's value in `Form-Trap`; and, when the service names a captcha provider,
+ * the widget's token in `Captcha-Token`. Type-checked by tsconfig.form.json and linted with the rest of src/. */
 (function () {
   'use strict';
   // The service serves this file with the lead fields of src/leads/lead-rules.ts and their length bounds (in code points)
@@ -12,6 +14,15 @@
   var FIELDS = /** @type {string[]} */ ([]);
   var LIMITS = /** @type {Record<string, {min: number, max: number}>} */ ({});
   var HONEYPOT = 'website';
+  var TRAP_MAX = 256;
+  // The service refuses a form token two hours after issue: a new one is taken ten minutes before that.
+  var TOKEN_REFRESH_MS = (120 - 10) * 60 * 1000;
+  // A lead sent sooner than 3 s after its token was issued is screened as too fast; a token taken anew while the person
+  // was already on the page is held back this long before it is sent (the first one is not: nobody fills a form that fast).
+  var TOKEN_MIN_AGE_MS = 3500;
+  // How long a widget's token is good for (Turnstile: 300 s, hCaptcha: 120 s), less a margin.
+  /** @type {Record<string, number>} */
+  var CAPTCHA_LIFETIME_MS = { turnstile: 280 * 1000, hcaptcha: 100 * 1000 };
   var MAX_AUTO_RETRY_SECONDS = 120;
   var CONSENT_CATEGORIES = ['communications', 'data_processing'];
   var CONSENT_TEXT_MAX = 2000;
@@ -40,6 +51,7 @@
       unavailable: 'O serviço está indisponível no momento. Tente de novo em alguns minutos.',
       failed: 'Não foi possível enviar o formulário (HTTP {status}). Tente de novo.',
       consent_required: 'Marque esta caixa se deseja continuar.',
+      captcha: 'Conclua a verificação abaixo; o formulário será enviado em seguida.',
       trap: 'Deixe este campo vazio',
       'error.required': 'Informe {label}.',
       'error.invalid_type': '{label} tem um valor de tipo inválido.',
@@ -82,6 +94,7 @@
       unavailable: 'The service is unavailable right now. Please try again in a few minutes.',
       failed: 'The form could not be sent (HTTP {status}). Please try again.',
       consent_required: 'Please check this box if you want to proceed.',
+      captcha: 'Complete the verification below; the form will then be sent.',
       trap: 'Leave this field empty',
       'error.required': '{label} is required.',
       'error.invalid_type': '{label} has a value of the wrong type.',
@@ -142,6 +155,7 @@
       [FORM + ' [data-leads-error]:not([hidden])', 'display:block;margin-top:.3rem;color:' + RED + ';font-size:.875em;font-weight:400'],
       [FORM + ' :is(button, input[type=submit])', 'margin-top:1.1rem;padding:.55rem 1.3rem;font:inherit;cursor:pointer'],
       [FORM + ' :is(button, input[type=submit]):disabled', 'cursor:progress;opacity:.65'],
+      [FORM + ' [data-leads-captcha]', 'margin-top:1.1rem'],
       [FORM + ' [data-leads-status]', 'margin:.9rem 0 0'],
       [FORM + ' [data-leads-status]:not(:empty)', 'padding-left:.6rem;border-left:3px solid'],
       [FORM + ' [data-leads-status][data-state="error"]', 'color:' + RED + ';font-weight:600'],
@@ -335,6 +349,53 @@
     return el || null;
   }
 
+  /** @type {Record<string, {state: string, waiting: Array<function(boolean): void>}>} */
+  var widgetScripts = {};
+
+  /**
+   * Loads a captcha widget's script once per page, whichever forms need it, and says whether it loaded.
+   * @param {string} url
+   * @param {function(boolean): void} done
+   */
+  function widgetScript(url, done) {
+    var entry = widgetScripts[url];
+    if (entry && entry.state !== 'loading') return done(entry.state === 'ready');
+    if (entry) return void entry.waiting.push(done);
+    var loading = (widgetScripts[url] = { state: 'loading', waiting: [done] });
+    /** @param {boolean} ok */
+    function finish(ok) {
+      loading.state = ok ? 'ready' : 'failed';
+      var waiting = loading.waiting;
+      loading.waiting = [];
+      for (var i = 0; i < waiting.length; i++) waiting[i](ok);
+    }
+    var el = document.createElement('script');
+    el.src = url;
+    el.async = true;
+    el.onload = function () {
+      finish(true);
+    };
+    el.onerror = function () {
+      finish(false);
+    };
+    (document.head || document.documentElement).appendChild(el);
+  }
+
+  /**
+   * A value fit for a request header: printable ASCII (anything else becomes "?"), at most TRAP_MAX characters; a value
+   * that had anything in it stays non-empty.
+   * @param {string} text
+   */
+  function headerText(text) {
+    var out = '';
+    for (var i = 0; i < text.length && out.length < TRAP_MAX; i++) {
+      var c = text.charCodeAt(i);
+      out += c >= 0x20 && c < 0x7f ? text.charAt(i) : '?';
+    }
+    out = out.trim();
+    return text && !out ? '?' : out;
+  }
+
   /** @param {HTMLFormElement} form */
   function setup(form) {
     if (form.getAttribute('data-leads-ready') === 'true') return;
@@ -348,6 +409,27 @@
     var key = newKey();
     var sending = false;
     var retried = false;
+    // The form token to send ({token, at: when it arrived, first: taken when the form was shown}), and the callbacks
+    // waiting for the one being fetched.
+    /** @type {{token: string, at: number, first: boolean} | null} */
+    var formToken = null;
+    /** @type {Array<function(): void> | null} */
+    var tokenWaiters = null;
+    var tokensFetched = 0;
+    /** @type {ReturnType<typeof setTimeout> | undefined} */
+    var refreshTimer;
+    var renewedForProblem = false;
+    // The captcha: none, loading, ready (rendered) or broken (the lead goes without it, and is held, never lost).
+    var captchaState = 'none';
+    var captchaProvider = '';
+    /** @type {any} */
+    var widgetApi = null;
+    /** @type {any} */
+    var widgetId = null;
+    var captchaToken = '';
+    var captchaAt = 0;
+    /** @type {Record<string, any> | null} */
+    var waitingForCaptcha = null;
     /** @type {Record<string, {el: HTMLInputElement, err: HTMLElement}>} */
     var errorEls = {};
 
@@ -538,12 +620,165 @@
       return data;
     }
 
+    /**
+     * Takes a form token from the service; `done` runs when it is here, or could not be had (the lead then goes without).
+     * @param {function(): void} [done]
+     */
+    function fetchToken(done) {
+      if (tokenWaiters) {
+        if (done) tokenWaiters.push(done);
+        return;
+      }
+      tokenWaiters = done ? [done] : [];
+      clearTimeout(refreshTimer);
+      fetch(api + '/forms/token', { mode: 'cors', credentials: 'omit', cache: 'no-store', headers: { Accept: 'application/json' } })
+        .then(function (res) {
+          return res.ok ? res.json() : null;
+        })
+        .then(null, function () {
+          return null;
+        })
+        .then(function (answer) {
+          if (answer && typeof answer.token === 'string') {
+            formToken = { token: answer.token, at: Date.now(), first: tokensFetched === 0 };
+            tokensFetched += 1;
+            refreshTimer = setTimeout(fetchToken, TOKEN_REFRESH_MS);
+            if (answer.captcha && captchaState === 'none') showCaptcha(answer.captcha);
+          }
+          var waiting = tokenWaiters || [];
+          tokenWaiters = null;
+          for (var i = 0; i < waiting.length; i++) waiting[i]();
+        });
+    }
+
+    /**
+     * Runs `then` with a form token to send: the one at hand while it is fresh, else a new one, held back until a person
+     * could have sent it.
+     * @param {function(): void} then
+     */
+    function withToken(then) {
+      if (trial) return then();
+      if (formToken && Date.now() - formToken.at < TOKEN_REFRESH_MS) {
+        var young = formToken.first ? 0 : TOKEN_MIN_AGE_MS - (Date.now() - formToken.at);
+        return young > 0 ? void setTimeout(then, young) : then();
+      }
+      formToken = null;
+      fetchToken(function () {
+        if (formToken) formToken.first = false;
+        withToken(then);
+      });
+    }
+
+    /** The token was sent and the service answered: it is spent, so the next fill gets a new one. */
+    function tokenSpent() {
+      if (trial) return;
+      formToken = null;
+      fetchToken();
+      resetCaptcha();
+    }
+
+    /**
+     * Renders the widget the service names (Turnstile or hCaptcha) in the form's `[data-leads-captcha]` element, or in
+     * one put before the submit button; its token goes with the lead.
+     * @param {{provider?: unknown, site_key?: unknown, script_url?: unknown}} captcha
+     */
+    function showCaptcha(captcha) {
+      var provider = captcha.provider;
+      if ((provider !== 'turnstile' && provider !== 'hcaptcha') || typeof captcha.site_key !== 'string' || typeof captcha.script_url !== 'string') return;
+      captchaState = 'loading';
+      captchaProvider = provider;
+      var box = /** @type {HTMLElement | null} */ (form.querySelector('[data-leads-captcha]'));
+      if (!box) {
+        box = document.createElement('div');
+        box.setAttribute('data-leads-captcha', '');
+        var button = buttons()[0];
+        if (button && button.parentNode) button.parentNode.insertBefore(box, button);
+        else form.insertBefore(box, status);
+      }
+      var sitekey = captcha.site_key;
+      var where = box;
+      widgetScript(captcha.script_url, function (ok) {
+        var widgets = ok ? /** @type {any} */ (window)[captchaProvider] : null;
+        if (!widgets || typeof widgets.render !== 'function') return captchaFailed();
+        try {
+          widgetId = widgets.render(where, {
+            sitekey: sitekey,
+            callback: function (/** @type {unknown} */ token) {
+              if (typeof token !== 'string' || !token) return;
+              captchaToken = token;
+              captchaAt = Date.now();
+              captchaState = 'ready';
+              sendWaiting();
+            },
+            'expired-callback': function () {
+              resetCaptcha();
+            },
+            'error-callback': function () {
+              // The widget cannot give a token now: a lead waiting for it goes without (held for a person, not lost).
+              captchaToken = '';
+              captchaFailed();
+            },
+          });
+          widgetApi = widgets;
+          captchaState = 'ready';
+        } catch (e) {
+          captchaFailed();
+        }
+      });
+    }
+
+    function captchaFailed() {
+      captchaState = 'broken';
+      sendWaiting();
+    }
+
+    /** A widget token is good once and for minutes: after use or expiry the widget is reset for a new one. */
+    function resetCaptcha() {
+      captchaToken = '';
+      if (!widgetApi) return;
+      try {
+        widgetApi.reset(widgetId);
+      } catch (e) {
+        /* the next token comes through the callback all the same, or never: then the lead goes without */
+      }
+    }
+
+    /**
+     * Sends `data` with the widget's token when a captcha is shown: at once when it has one, else when the person has
+     * done the verification.
+     * @param {Record<string, any>} data
+     */
+    function withCaptcha(data) {
+      if (!trial && captchaToken && Date.now() - captchaAt > CAPTCHA_LIFETIME_MS[captchaProvider]) resetCaptcha();
+      if (trial || captchaToken || captchaState === 'none' || captchaState === 'broken') return send(data);
+      waitingForCaptcha = data;
+      busy(false);
+      say(texts().captcha, 'wait');
+    }
+
+    function sendWaiting() {
+      var data = waitingForCaptcha;
+      waitingForCaptcha = null;
+      if (data && !sending) send(data);
+    }
+
+    /** @param {Record<string, any>} data */
+    function submit(data) {
+      busy(true);
+      say(texts().sending, 'sending');
+      withToken(function () {
+        withCaptcha(data);
+      });
+    }
+
     /** @param {any} result the JSON body of the answer */
     function succeed(result) {
       clearErrors();
       form.reset();
       key = newKey();
       retried = false;
+      renewedForProblem = false;
+      tokenSpent();
       busy(false);
       say(form.getAttribute('data-success') || texts().success, 'success');
       if (trial && result && result.lead) {
@@ -587,6 +822,14 @@
         if (!(seconds >= 0)) seconds = 30;
         return waitThenRetry(Math.max(1, seconds), data);
       }
+      // A refused request (429) spent nothing; any other answer may have spent the token and the widget's token.
+      tokenSpent();
+      var code = problem && typeof problem.code === 'string' ? problem.code : '';
+      if (!trial && !renewedForProblem && /form_token|captcha/.test(code)) {
+        // The service did not take the form's token or captcha: once, a new one of each and the same lead again.
+        renewedForProblem = true;
+        return submit(data);
+      }
       busy(false);
       retried = false;
       var t = texts();
@@ -624,6 +867,10 @@
       /** @type {Record<string, string>} */
       var headers = { 'Content-Type': 'application/json', Accept: 'application/json, application/problem+json' };
       if (!trial) headers['Idempotency-Key'] = key;
+      // The screening signals (the sandbox ignores them): empty Form-Trap from a person, whatever a bot typed otherwise.
+      headers['Form-Trap'] = headerText(trapInput.value);
+      if (!trial && formToken) headers['Form-Token'] = formToken.token;
+      if (!trial && captchaToken) headers['Captcha-Token'] = captchaToken;
       fetch(api + (trial ? '/api/v1/sandbox' : '/api/v1/lead'), {
         method: 'POST',
         mode: 'cors',
@@ -659,6 +906,8 @@
       if (target && target.name === HONEYPOT) return;
       key = newKey();
       retried = false;
+      renewedForProblem = false;
+      waitingForCaptcha = null;
       if (!target) return;
       var category = target.getAttribute('data-leads-consent');
       if (category !== null) clearError('consent:' + category);
@@ -668,12 +917,6 @@
     form.addEventListener('submit', function (event) {
       event.preventDefault();
       if (sending) return;
-      if (trapInput.value) {
-        // A bot: pretend it worked and send nothing.
-        form.reset();
-        say(form.getAttribute('data-success') || texts().success, 'success');
-        return;
-      }
       clearErrors();
       // The form is novalidate (the script shows its own messages), so a required consent box is checked here.
       var boxes = consentBoxes();
@@ -685,8 +928,10 @@
           return;
         }
       }
-      send(body());
+      submit(body());
     });
+
+    if (!trial) fetchToken();
   }
 
   /**

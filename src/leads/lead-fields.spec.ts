@@ -6,9 +6,10 @@ import { LEAD_FIELD_NAMES } from './lead-rules.js';
 
 /**
  * Runs a form script as a customer's page would: one `<form data-leads>` holding a control for each of `values`,
- * submitted once. Returns the JSON body it posts. Only the few DOM members the script touches are stood in for.
+ * submitted once, after the form token it asks for when the form is shown has come. Returns the JSON body it posts. Only
+ * the few DOM members the script touches are stood in for.
  */
-function postedBy(script: string, values: Record<string, string>): Record<string, unknown> {
+async function postedBy(script: string, values: Record<string, string>): Promise<Record<string, unknown>> {
   const element = (): any => ({
     attributes: {} as Record<string, string>,
     style: {},
@@ -47,13 +48,17 @@ function postedBy(script: string, values: Record<string, string>): Record<string
     },
     window: { crypto: { randomUUID: () => 'key' } },
     location: { origin: 'https://customer.example', href: 'https://customer.example/contact?utm_source=news' },
-    fetch: (_url: string, init: { body: string }) => {
+    fetch: (url: string, init: { body: string }) => {
+      if (url.endsWith('/forms/token')) return Promise.resolve({ ok: true, json: () => Promise.resolve({ token: 'form-token', captcha: null }) });
       bodies.push(init.body);
       return new Promise(() => undefined);
     },
     URL,
-    setTimeout,
+    // Unref'd: the script's two-hourly token refresh must not keep the test process alive.
+    setTimeout: (callback: () => void, ms: number) => setTimeout(callback, ms).unref(),
+    clearTimeout,
   });
+  await new Promise((resolve) => setImmediate(resolve));
   listeners.submit({ preventDefault: () => undefined });
   expect(bodies).toHaveLength(1);
   return JSON.parse(bodies[0]) as Record<string, unknown>;
@@ -64,7 +69,7 @@ const VALUES = { nome: 'Ana', email: 'ana@example.com', telefone: '+55 11 98765-
 describe('the lead field list of lead-rules.ts', () => {
   it('is the list of fields the served form script sends: each field of the form, nothing else', async () => {
     const { LEADS_FORM_JS } = await import('../forms/forms.script.js');
-    const { context, ...fields } = postedBy(LEADS_FORM_JS, VALUES);
+    const { context, ...fields } = await postedBy(LEADS_FORM_JS, VALUES);
     expect(Object.keys(fields)).toEqual(LEAD_FIELD_NAMES);
     expect(fields).toEqual(Object.fromEntries(LEAD_FIELD_NAMES.map((name) => [name, VALUES[name]])));
     // Beside the fields, where the visit came from (never a lead field).
@@ -86,8 +91,8 @@ describe('the lead field list of lead-rules.ts', () => {
           REQUIRED_LEAD_FIELDS: ['email'],
         }));
         const { LEADS_FORM_JS } = jest.requireActual('../forms/forms.script.js');
-        expect(postedBy(LEADS_FORM_JS, VALUES)).toMatchObject({ nome: 'Ana', email: 'ana@example.com', cargo: 'CEO' });
-        expect(Object.keys(postedBy(LEADS_FORM_JS, VALUES))).toEqual(['nome', 'email', 'cargo', 'context']);
+        expect(await postedBy(LEADS_FORM_JS, VALUES)).toMatchObject({ nome: 'Ana', email: 'ana@example.com', cargo: 'CEO' });
+        expect(Object.keys(await postedBy(LEADS_FORM_JS, VALUES))).toEqual(['nome', 'email', 'cargo', 'context']);
 
         const { openRows } = jest.requireActual('../../cli/import.js');
         const rowsOf = async (source: { rows: AsyncIterable<unknown> }) => {

@@ -35,6 +35,7 @@ const TRACKERS: Record<PolicyName, (req: Request) => string> = {
   token: clientIp,
   // Per client address, token or not: free registrations must not multiply it (the identity ceiling's reasoning).
   mcp_housekeeping: clientIp,
+  form_token: clientIp,
 };
 
 @Global()

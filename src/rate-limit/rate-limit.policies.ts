@@ -1,15 +1,15 @@
 import { AppConfig, RateLimitQuota } from '../config/config.js';
 
 /** What a route is limited by: the caller's tier (anonymous, agent or operator), or its own per-address policy. */
-export type RouteLimit = 'api' | 'registration' | 'token' | 'mcp_housekeeping';
-export type PolicyName = 'anonymous' | 'agent' | 'agent_per_address' | 'operator' | 'registration' | 'token' | 'mcp_housekeeping';
+export type RouteLimit = 'api' | 'registration' | 'token' | 'mcp_housekeeping' | 'form_token';
+export type PolicyName = 'anonymous' | 'agent' | 'agent_per_address' | 'operator' | 'registration' | 'token' | 'mcp_housekeeping' | 'form_token';
 
 export interface Policy extends RateLimitQuota {
   name: PolicyName;
 }
 
 /**
- * The tiers by bearer presence, and the per-IP policies of registration and token endpoints
+ * The tiers by bearer presence, and the per-IP policies of registration, token and form-token endpoints
  * (docs/decisions/0011-rate-limit-tiers.md).
  */
 export function policies(config: AppConfig): Record<PolicyName, Policy> {
@@ -24,5 +24,7 @@ export function policies(config: AppConfig): Record<PolicyName, Policy> {
     registration: { name: 'registration', ...config.rateLimitRegistration },
     token: { name: 'token', ...config.rateLimitToken },
     mcp_housekeeping: { name: 'mcp_housekeeping', ...config.rateLimitMcpHousekeeping },
+    // GET /forms/token: every form shown takes one, whoever shows it, so its own budget, never the leads'.
+    form_token: { name: 'form_token', ...config.rateLimitFormToken },
   };
 }

@@ -32,10 +32,10 @@ const REAL_LEADS: NormalisedLead[] = [
   { nome: 'Thaís Ximenes', email: 'thais@empresa.com.br', mensagem: 'Preciso de 3 cotações: 1) VR, 2) VA, 3) saúde. Vejam http://empresa.com.br/rh' },
 ];
 
-class FakeFormTokens extends FormTokens {
+class FakeFormTokens implements Pick<FormTokens, 'redeem'> {
   readonly redeemed: string[] = [];
   answer: FormTokenCheck | Error = 'valid';
-  override redeem(token: string): Promise<FormTokenCheck> {
+  redeem(token: string): Promise<FormTokenCheck> {
     this.redeemed.push(token);
     return this.answer instanceof Error ? Promise.reject(this.answer) : Promise.resolve(this.answer);
   }
@@ -65,7 +65,7 @@ describe('ScreeningService', () => {
     stores.push(store);
     formTokens = new FakeFormTokens();
     captcha = new FakeCaptcha();
-    return new ScreeningService(config, captcha as unknown as CaptchaVerifier, formTokens, store);
+    return new ScreeningService(config, captcha as unknown as CaptchaVerifier, formTokens as unknown as FormTokens, store);
   }
   const WITH_CAPTCHA = { CAPTCHA_PROVIDER: 'turnstile', CAPTCHA_SECRET: 's', CAPTCHA_SITE_KEY: 'k' };
 
