@@ -119,7 +119,12 @@ describe('reading leads: GET /api/v1/leads and /api/v1/leads/{id}', () => {
       .post('/mcp')
       .set({ Accept: 'application/json, text/event-stream', 'Content-Type': 'application/json' })
       .send(
-        JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'submit_lead', arguments: { nome: 'Ana Lima', email: 'ana@example.com' } } }),
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: 'submit_lead', arguments: { nome: 'Ana Lima', email: 'ana@example.com' } },
+        }),
       );
     expect(mcp.status).toBe(200);
     const result = (/^data: (.*)$/m.exec(mcp.text)?.[1] ?? mcp.text) as string;

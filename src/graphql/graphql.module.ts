@@ -82,7 +82,7 @@ function answerSizes(docs: DocsService): AnswerSizes {
       ...Object.fromEntries(CONTEXT_MEMBERS.map((member) => [`LeadContext.${member}`, 32])),
       // A verdict, reason codes, an operator client id (at most 64 characters) and an instant.
       'Screening.verdict': 16,
-      'Screening.reasons': 32,
+      'Screening.reasons': Math.max(...Object.keys(SCREENING_REASONS).map((code) => JSON.stringify(code).length + 1)),
       'Screening.decided_by': 66,
       'Screening.decided_at': 32,
     },
