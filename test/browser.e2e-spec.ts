@@ -6,6 +6,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { chromium } from 'playwright-core';
 import { Lead } from '../src/leads/lead.entity.js';
 import { OperatorClients } from '../src/oauth/operator-clients.service.js';
+import { CaptchaStub, HCAPTCHA_TEST, TURNSTILE_TEST } from './support/captcha-stub.js';
 import { expectContract } from './support/contract.js';
 import { freePort } from './support/server-process.js';
 import { countLeads, startTestApp, TestApp } from './support/test-app.js';
@@ -1013,13 +1014,7 @@ ${body}
  */
 describeBrowser('the form sends its screening signals', () => {
   /** Turnstile's documented test keys: this secret always passes, and the widget's token for a test site key is this one. */
-  const TURNSTILE_PASS_SECRET = '1x0000000000000000000000000000000AA';
-  const TURNSTILE_TEST_SITE_KEY = '1x00000000000000000000AA';
-  const TURNSTILE_DUMMY_TOKEN = 'XXXX.DUMMY.TOKEN.XXXX';
   /** hCaptcha's documented test key pair, and the response its widget gives with that site key. */
-  const HCAPTCHA_TEST_SECRET = '0x0000000000000000000000000000000000000000';
-  const HCAPTCHA_TEST_SITE_KEY = '10000000-ffff-ffff-ffff-000000000001';
-  const HCAPTCHA_TEST_RESPONSE = '10000000-aaaa-bbbb-cccc-000000000001';
   /**
    * The widget stand-in served as CAPTCHA_SCRIPT_URL: the explicit-render API of Turnstile (`window.turnstile`) or
    * hCaptcha (`window.hcaptcha`), which renders a box and calls back with the provider's test token, and gives a new one
@@ -1052,8 +1047,8 @@ describeBrowser('the form sends its screening signals', () => {
   let captchaBase: string;
   let site: Server;
   let siteBase: string;
-  let siteverify: Server;
-  const verifications: Record<string, string>[] = [];
+  let siteverify: CaptchaStub;
+  const verifications = () => siteverify.requests.map((request) => request.form);
   /** The headers of each POST /api/v1/lead, as the service's HTTP server received them. */
   const received: Record<string, string | string[] | undefined>[] = [];
   let browser: Browser;
@@ -1100,52 +1095,29 @@ describeBrowser('the form sends its screening signals', () => {
 
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
-    const [plainPort, captchaPort, hcaptchaPort, sitePort, verifyPort] = [
-      await freePort(),
-      await freePort(),
-      await freePort(),
-      await freePort(),
-      await freePort(),
-    ];
+    const [plainPort, captchaPort, hcaptchaPort, sitePort] = [await freePort(), await freePort(), await freePort(), await freePort()];
     const hcaptchaBase = `http://127.0.0.1:${hcaptchaPort}`;
     plainBase = `http://127.0.0.1:${plainPort}`;
     captchaBase = `http://127.0.0.1:${captchaPort}`;
     siteBase = `http://localhost:${sitePort}`;
-    // A minimal siteverify in the providers' documented shape (form-encoded secret, response, remoteip): Turnstile's
-    // always-pass test secret passes its dummy token, hCaptcha's test secret its test response, anything else fails.
-    siteverify = createServer((req, res) => {
-      let body = '';
-      req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
-      req.on('end', () => {
-        const form = Object.fromEntries(new URLSearchParams(body));
-        verifications.push(form);
-        const success =
-          (form.secret === TURNSTILE_PASS_SECRET && form.response === TURNSTILE_DUMMY_TOKEN) ||
-          (form.secret === HCAPTCHA_TEST_SECRET && form.response === HCAPTCHA_TEST_RESPONSE);
-        const answer = success
-          ? { success, challenge_ts: new Date().toISOString(), hostname: 'localhost', 'error-codes': [], action: '', cdata: '' }
-          : { success, 'error-codes': ['invalid-input-response'] };
-        res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(answer));
-      });
-    });
-    siteverify.listen(verifyPort, '127.0.0.1');
+    siteverify = await CaptchaStub.start({ hostname: 'localhost' });
     plain = await startTestApp({ PUBLIC_BASE_URL: plainBase });
     await plain.app.listen(plainPort, '127.0.0.1');
     captcha = await startTestApp({
       PUBLIC_BASE_URL: captchaBase,
       CAPTCHA_PROVIDER: 'turnstile',
-      CAPTCHA_SECRET: TURNSTILE_PASS_SECRET,
-      CAPTCHA_SITE_KEY: TURNSTILE_TEST_SITE_KEY,
-      CAPTCHA_VERIFY_URL: `http://127.0.0.1:${verifyPort}/siteverify`,
+      CAPTCHA_SECRET: TURNSTILE_TEST.secretPasses,
+      CAPTCHA_SITE_KEY: TURNSTILE_TEST.siteKeyPasses,
+      CAPTCHA_VERIFY_URL: siteverify.turnstileVerifyUrl,
       CAPTCHA_SCRIPT_URL: `${siteBase}/widget.js`,
     });
     await captcha.app.listen(captchaPort, '127.0.0.1');
     hcaptcha = await startTestApp({
       PUBLIC_BASE_URL: hcaptchaBase,
       CAPTCHA_PROVIDER: 'hcaptcha',
-      CAPTCHA_SECRET: HCAPTCHA_TEST_SECRET,
-      CAPTCHA_SITE_KEY: HCAPTCHA_TEST_SITE_KEY,
-      CAPTCHA_VERIFY_URL: `http://127.0.0.1:${verifyPort}/siteverify`,
+      CAPTCHA_SECRET: HCAPTCHA_TEST.secret,
+      CAPTCHA_SITE_KEY: HCAPTCHA_TEST.siteKey,
+      CAPTCHA_VERIFY_URL: siteverify.hcaptchaVerifyUrl,
       CAPTCHA_SCRIPT_URL: `${siteBase}/hcaptcha.js`,
     });
     await hcaptcha.app.listen(hcaptchaPort, '127.0.0.1');
@@ -1155,8 +1127,8 @@ describeBrowser('the form sends its screening signals', () => {
     site = createServer((req, res) => {
       const path = new URL(req.url!, 'http://site').pathname;
       const script = (text: string) => void res.writeHead(200, { 'Content-Type': 'text/javascript' }).end(text);
-      if (path === '/widget.js') return script(standInWidget('turnstile', TURNSTILE_DUMMY_TOKEN));
-      if (path === '/hcaptcha.js') return script(standInWidget('hcaptcha', HCAPTCHA_TEST_RESPONSE));
+      if (path === '/widget.js') return script(standInWidget('turnstile', TURNSTILE_TEST.dummyToken));
+      if (path === '/hcaptcha.js') return script(standInWidget('hcaptcha', HCAPTCHA_TEST.response));
       const page =
         path === '/hcaptcha'
           ? customerPage(hcaptchaBase, ' data-stand-in="interactive"')
@@ -1172,7 +1144,7 @@ describeBrowser('the form sends its screening signals', () => {
   afterAll(async () => {
     await browser?.close();
     site?.close();
-    siteverify?.close();
+    await siteverify?.close();
     await plain?.close();
     await captcha?.close();
     await hcaptcha?.close();
@@ -1255,7 +1227,7 @@ describeBrowser('the form sends its screening signals', () => {
 
   it('with a captcha provider: the widget from CAPTCHA_SCRIPT_URL is rendered in the form, its token goes in Captcha-Token, and is verified', async () => {
     const { token, at } = await open(`${siteBase}/captcha`);
-    const widget = page.locator(`form[data-leads] [data-leads-captcha] [data-stand-in-widget="${TURNSTILE_TEST_SITE_KEY}"]`);
+    const widget = page.locator(`form[data-leads] [data-leads-captcha] [data-stand-in-widget="${TURNSTILE_TEST.siteKeyPasses}"]`);
     await widget.waitFor();
     // Before the submit button, inside the form.
     expect(await page.evaluate("document.querySelector('[data-leads-captcha]').nextElementSibling.getAttribute('type')")).toBe('submit');
@@ -1264,12 +1236,12 @@ describeBrowser('the form sends its screening signals', () => {
     await waitSince(at, 3_200);
     const headers = await send({});
     await shot2('screening-captcha');
-    expect(headers['captcha-token']).toBe(TURNSTILE_DUMMY_TOKEN);
+    expect(headers['captcha-token']).toBe(TURNSTILE_TEST.dummyToken);
     expect(headers['form-token']).toBe(token);
     expect(headers['form-trap']).toBe('');
     // The widget's token is spent with the lead: the widget is reset for the next one.
     expect(await page.evaluate('window.standIn.resets')).toBe(1);
-    expect(verifications).toContainEqual(expect.objectContaining({ secret: TURNSTILE_PASS_SECRET, response: TURNSTILE_DUMMY_TOKEN }));
+    expect(verifications()).toContainEqual(expect.objectContaining({ secret: TURNSTILE_TEST.secretPasses, response: TURNSTILE_TEST.dummyToken }));
     expect(await storedLead(captcha, 'humana@example.com')).toEqual({ verdict: 'accepted', reasons: [], channel: 'form' });
   });
 
@@ -1288,13 +1260,13 @@ describeBrowser('the form sends its screening signals', () => {
     await widget.click();
     await page.waitForSelector('[data-leads-status][data-state=success]');
     expect(received).toHaveLength(count + 1);
-    expect(received[count]['captcha-token']).toBe(TURNSTILE_DUMMY_TOKEN);
+    expect(received[count]['captcha-token']).toBe(TURNSTILE_TEST.dummyToken);
     expect(await storedLead(captcha, 'lenta@example.com')).toEqual({ verdict: 'accepted', reasons: [], channel: 'form' });
   });
 
   it('with hCaptcha: its widget is rendered with hcaptcha.render, and the response the person gives goes in Captcha-Token', async () => {
     const { token, at } = await open(`${siteBase}/hcaptcha`);
-    const widget = page.locator(`form[data-leads] [data-leads-captcha] [data-stand-in-widget="${HCAPTCHA_TEST_SITE_KEY}"]`);
+    const widget = page.locator(`form[data-leads] [data-leads-captcha] [data-stand-in-widget="${HCAPTCHA_TEST.siteKey}"]`);
     await widget.waitFor();
     expect(await page.evaluate('typeof window.turnstile')).toBe('undefined');
     await page.fill('[name=nome]', 'Pessoa hCaptcha');
@@ -1302,9 +1274,9 @@ describeBrowser('the form sends its screening signals', () => {
     await widget.click();
     await waitSince(at, 3_200);
     const headers = await send({});
-    expect(headers['captcha-token']).toBe(HCAPTCHA_TEST_RESPONSE);
+    expect(headers['captcha-token']).toBe(HCAPTCHA_TEST.response);
     expect(headers['form-token']).toBe(token);
-    expect(verifications).toContainEqual(expect.objectContaining({ secret: HCAPTCHA_TEST_SECRET, response: HCAPTCHA_TEST_RESPONSE }));
+    expect(verifications()).toContainEqual(expect.objectContaining({ secret: HCAPTCHA_TEST.secret, response: HCAPTCHA_TEST.response }));
     expect(await storedLead(hcaptcha, 'hcaptcha@example.com')).toEqual({ verdict: 'accepted', reasons: [], channel: 'form' });
   });
 
