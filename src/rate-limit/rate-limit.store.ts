@@ -29,6 +29,12 @@ return out`;
 /** After REDIS_KEY_PREFIX, which the client puts before every key (script KEYS included). */
 const KEY_PREFIX = 'ratelimit:';
 const SWEEP_INTERVAL_MS = 30_000;
+/**
+ * Most counters kept in memory. Screening's burst rule keeps one per distinct lead body for 10 minutes, so a flood of
+ * distinct leads would otherwise grow the map (and each 30 s sweep over it) without bound; past this, the oldest
+ * windows go first. About 20 MB at the cap.
+ */
+export const MAX_MEMORY_WINDOWS = 100_000;
 
 /** One counter to bump: its key and its window in milliseconds. */
 export interface Charge {
@@ -123,6 +129,7 @@ export class RateLimitStore implements ThrottlerStorage, OnModuleInit, OnModuleD
     let window = this.windows.get(key);
     if (!window || window.resetAt <= now) {
       window = { hits: 0, resetAt: now + ttl };
+      if (!this.windows.delete(key) && this.windows.size >= MAX_MEMORY_WINDOWS) this.evictOldest();
       this.windows.set(key, window);
     }
     window.hits++;
@@ -137,6 +144,15 @@ export class RateLimitStore implements ThrottlerStorage, OnModuleInit, OnModuleD
       this.logger.log('Redis connected: rate limits are shared across instances');
     } else if (up) this.logger.log('Redis is back: rate limits are shared across instances again');
     else this.logger.warn({ error: error ? safeError(error) : undefined }, 'Redis unavailable: rate limits fall back to this instance');
+  }
+
+  /** A tenth of the cap, oldest first (a Map iterates in insertion order, and a new window is inserted anew). */
+  private evictOldest(): void {
+    let evict = MAX_MEMORY_WINDOWS / 10;
+    for (const key of this.windows.keys()) {
+      this.windows.delete(key);
+      if (--evict === 0) return;
+    }
   }
 
   private sweep(): void {
