@@ -65,6 +65,29 @@ describe('the service as a process', () => {
     }
   });
 
+  it("labels a lead from curl and from Node.js fetch channel api, and one with a browser page's headers form (issue 33)", async () => {
+    const server = await startServer(database.env);
+    try {
+      const url = `${server.baseUrl}/api/v1/lead`;
+      const body = (nome: string) => JSON.stringify({ nome, email: 'canal@exemplo.com.br' });
+      // Real curl, with its own User-Agent and headers.
+      const curl = spawnSync('curl', ['-sS', '-X', 'POST', url, '-H', 'Content-Type: application/json', '--data', body('Curl')], { encoding: 'utf8' });
+      expect(curl.status).toBe(0);
+      const viaFetch = await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: body('Fetch') });
+      const viaPage = await fetch(url, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Origin: 'https://cliente.example', 'Sec-Fetch-Site': 'cross-site' },
+        body: body('Page'),
+      });
+      const ids = [JSON.parse(curl.stdout).id, ((await viaFetch.json()) as { id: string }).id, ((await viaPage.json()) as { id: string }).id];
+      const rows = await database.query<{ id: string; channel: string }>(`SELECT id, channel FROM leads WHERE id IN ('${ids.join("', '")}')`);
+      expect(ids.map((id) => rows.find((row) => row.id === id)?.channel)).toEqual(['api', 'api', 'form']);
+    } finally {
+      server.child.kill('SIGKILL');
+      await server.exit;
+    }
+  });
+
   it('finishes a request in flight on SIGTERM, then exits cleanly', async () => {
     const server = await startServer(database.env);
     const { port } = new URL(server.baseUrl);
