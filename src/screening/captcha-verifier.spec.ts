@@ -88,6 +88,18 @@ describe('CaptchaVerifier', () => {
     expect(await verifier.verify(TURNSTILE_TEST.dummyToken, undefined)).toBe('captcha_unavailable');
   });
 
+  it('does not read an answer past its size bound: a 1 MiB "success" from a broken proxy is unavailable', async () => {
+    stub.mode = 'huge';
+    expect(await turnstile(TURNSTILE_TEST.secretPasses).verify(TURNSTILE_TEST.dummyToken, undefined)).toBe('captcha_unavailable');
+  });
+
+  it('gives up on an answer whose body stops coming, within its timeout', async () => {
+    stub.mode = 'stall';
+    const started = Date.now();
+    expect(await turnstile(TURNSTILE_TEST.secretPasses).verify(TURNSTILE_TEST.dummyToken, undefined)).toBe('captcha_unavailable');
+    expect(Date.now() - started).toBeLessThan(VERIFY_TIMEOUT_MS + 2000);
+  }, 10_000);
+
   it('gives up on a provider that does not answer after its timeout', async () => {
     stub.mode = 'hang';
     const started = Date.now();

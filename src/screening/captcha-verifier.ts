@@ -8,6 +8,8 @@ export type CaptchaOutcome = 'ok' | 'captcha_failed' | 'captcha_expired' | 'capt
 
 /** The lead waits for this at most: a provider slower than this is down, and the lead is held instead. */
 export const VERIFY_TIMEOUT_MS = 3000;
+/** A siteverify answer is a few hundred bytes; a longer one (a proxy's error page, a hostile server) is not read further. */
+export const MAX_ANSWER_BYTES = 16 * 1024;
 
 /** A slow person or a retry, not a bot (Turnstile's replay code; hCaptcha's). */
 const EXPIRED_CODES = new Set(['timeout-or-duplicate', 'expired-input-response', 'already-seen-response', 'invalid-or-already-seen-response']);
@@ -64,7 +66,9 @@ export class CaptchaVerifier {
         await res.body?.cancel();
         return this.unavailable(`answered HTTP ${res.status}`);
       }
-      answer = await res.json();
+      const text = await boundedText(res);
+      if (text === undefined) return this.unavailable(`answered more than ${MAX_ANSWER_BYTES} bytes`);
+      answer = JSON.parse(text);
     } catch (error) {
       return this.unavailable(
         (error as { name?: unknown } | null)?.name === 'TimeoutError' ? `did not answer within ${VERIFY_TIMEOUT_MS} ms` : 'could not be reached or read',
@@ -99,6 +103,28 @@ export class CaptchaVerifier {
       this.logger.warn(`the captcha provider ${why}: anonymous leads are held until it answers`);
     }
     return 'captcha_unavailable';
+  }
+}
+
+/** The body as text, or undefined past MAX_ANSWER_BYTES (the rest is not read). The fetch's timeout still applies. */
+async function boundedText(res: Response): Promise<string | undefined> {
+  if (Number(res.headers.get('content-length')) > MAX_ANSWER_BYTES) {
+    await res.body?.cancel();
+    return undefined;
+  }
+  const reader = res.body?.getReader();
+  if (!reader) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return Buffer.concat(chunks).toString('utf8');
+    size += value.byteLength;
+    if (size > MAX_ANSWER_BYTES) {
+      await reader.cancel();
+      return undefined;
+    }
+    chunks.push(value);
   }
 }
 
