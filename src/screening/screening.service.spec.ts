@@ -99,6 +99,8 @@ describe('ScreeningService', () => {
     const lead = (email: string): NormalisedLead => ({ nome: 'Ana', email });
     expect(await screening().judge(lead('test7@mailinator.com'), ANONYMOUS, FROM())).toEqual({ verdict: 'held', reasons: ['disposable_email'] });
     expect(await screening().judge(lead('x@inbox.mailinator.com'), AGENT, FROM())).toEqual({ verdict: 'held', reasons: ['disposable_email'] });
+    // The list writes internationalised domains in punycode (xn--d-bga.net); a lead may carry the Unicode form.
+    expect(await screening().judge(lead('x@dé.net'), ANONYMOUS, FROM('198.51.100.20'))).toEqual({ verdict: 'held', reasons: ['disposable_email'] });
     // A domain alone holds nothing unless the list names it: test.com is a real company's.
     expect(await screening().judge(lead('test7@test.com'), ANONYMOUS, FROM())).toEqual({ verdict: 'accepted', reasons: [] });
     const allowed = screening({ SCREENING_ALLOW_DOMAINS: 'mailinator.com' });
