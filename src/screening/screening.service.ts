@@ -87,7 +87,7 @@ export class ScreeningService {
    */
   private isDisposable(email: string): boolean {
     let domain = email.slice(email.lastIndexOf('@') + 1);
-    if (!/^[\x00-\x7f]*$/.test(domain)) domain = domainToASCII(domain) || domain;
+    if (/\P{ASCII}/u.test(domain)) domain = domainToASCII(domain) || domain;
     let listed = false;
     for (;;) {
       if (this.allowDomains.has(domain)) return false;
