@@ -28,6 +28,13 @@ const REAL_LEADS: NormalisedLead[] = [
   },
   { nome: 'José Antônio Nóbrega Jr.', email: 'jose@padaria-sao-jose.com.br', empresa: 'Padaria São José (filial 2)', mensagem: '-- Enviado do meu iPhone' },
   { nome: "João O'Neil", email: 'joao.oneil@gmail.com', mensagem: '+ informações sobre o plano de 12 meses, por favor (a partir de 01/12).' },
+  // Pasted from a mail client; a company's site beside its name.
+  {
+    nome: 'Carlos Eduardo <carlos@metalurgicasilva.ind.br>',
+    email: 'carlos@metalurgicasilva.ind.br',
+    empresa: 'Metalúrgica Silva Ltda. (www.metalurgicasilva.ind.br)',
+  },
+  { nome: 'Beatriz Lima', email: 'bia@lima.arq.br', empresa: 'https://lima.arq.br', mensagem: 'Orçamento para 3 salas.' },
   { nome: 'Ana Paula', email: 'ana@uol.com.br', mensagem: '@Equipe comercial: podem ligar depois das 14h? Site: www.anapaula.adv.br' },
   { nome: 'Thaís Ximenes', email: 'thais@empresa.com.br', mensagem: 'Preciso de 3 cotações: 1) VR, 2) VA, 3) saúde. Vejam http://empresa.com.br/rh' },
 ];
@@ -84,6 +91,9 @@ describe('ScreeningService', () => {
     ['markup', { nome: '<script>alert(1)</script>' }],
     ['markup', { nome: 'Cheap pills https://pills.example' }],
     ['markup', { empresa: '<b>Loja</b>' }],
+    ['markup', { nome: 'Ana<img src=x onerror=alert(1)>' }],
+    ['markup', { empresa: '<svg/onload=alert(1)>' }],
+    ['markup', { nome: 'Ana <!-- x -->' }],
     ['markup', { mensagem: 'Veja <a href="https://x.example">aqui</a>' }],
     ['spreadsheet_formula', { mensagem: '=HYPERLINK("https://x.example","Clique")' }],
     ['spreadsheet_formula', { nome: "=cmd|' /C calc'!A0" }],
