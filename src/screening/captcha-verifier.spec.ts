@@ -47,6 +47,20 @@ describe('CaptchaVerifier', () => {
     ]);
   });
 
+  it('sends the same idempotency_key for every attempt at one keyed lead with one token, and another otherwise', async () => {
+    const verifier = turnstile(TURNSTILE_TEST.secretPasses);
+    await verifier.verify(TURNSTILE_TEST.dummyToken, undefined, 'ip:203.0.113.7\nkey-1\nfingerprint');
+    await verifier.verify(TURNSTILE_TEST.dummyToken, undefined, 'ip:203.0.113.7\nkey-1\nfingerprint');
+    await verifier.verify('another-token', undefined, 'ip:203.0.113.7\nkey-1\nfingerprint');
+    await verifier.verify(TURNSTILE_TEST.dummyToken, undefined, 'ip:203.0.113.7\nkey-2\nfingerprint');
+    await verifier.verify(TURNSTILE_TEST.dummyToken, undefined);
+    await verifier.verify(TURNSTILE_TEST.dummyToken, undefined);
+    const keys = stub.requests.map((request) => request.form.idempotency_key);
+    for (const key of keys) expect(key).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(keys[1]).toBe(keys[0]);
+    expect(new Set(keys).size).toBe(5);
+  });
+
   it('maps Turnstile’s always-fails secret to captcha_failed and its already-spent secret (timeout-or-duplicate) to captcha_expired', async () => {
     expect(await turnstile(TURNSTILE_TEST.secretFails).verify(TURNSTILE_TEST.dummyToken, undefined)).toBe('captcha_failed');
     expect(await turnstile(TURNSTILE_TEST.secretSpent).verify(TURNSTILE_TEST.dummyToken, undefined)).toBe('captcha_expired');

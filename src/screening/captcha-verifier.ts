@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { AppConfig, CaptchaConfig } from '../config/config.js';
 import { APP_CONFIG } from '../config/config.module.js';
@@ -51,13 +51,14 @@ export class CaptchaVerifier {
     this.hostnames = config.corsOrigins === '*' ? null : new Set(config.corsOrigins.map((origin) => new URL(origin).hostname));
   }
 
-  async verify(token: string, remoteIp: string | undefined): Promise<CaptchaOutcome> {
+  /** `retryKey`: the same for each attempt at one lead (see LeadEvidence), so that Turnstile answers a retry as the first. */
+  async verify(token: string, remoteIp: string | undefined, retryKey?: string): Promise<CaptchaOutcome> {
     const captcha = this.captcha;
     if (!captcha) return 'captcha_unavailable';
     const form = new URLSearchParams({ secret: captcha.secret, response: token });
     if (remoteIp) form.set('remoteip', remoteIp);
     // Turnstile: a retried call with the same key gets the first answer rather than "already spent".
-    if (captcha.provider === 'turnstile') form.set('idempotency_key', randomUUID());
+    if (captcha.provider === 'turnstile') form.set('idempotency_key', retryKey === undefined ? randomUUID() : idempotencyKeyOf(retryKey, token));
     else form.set('sitekey', captcha.siteKey);
     let answer: unknown;
     try {
@@ -104,6 +105,16 @@ export class CaptchaVerifier {
     }
     return 'captcha_unavailable';
   }
+}
+
+/**
+ * A UUID (Turnstile asks for one) derived from the retry key and the token: another token, or another lead, gets
+ * another key. Laid out as a version 4 UUID, the form Cloudflare's examples use.
+ */
+function idempotencyKeyOf(retryKey: string, token: string): string {
+  const hex = createHash('sha256').update(retryKey).update('\n').update(token).digest('hex');
+  const variant = ((parseInt(hex[16], 16) & 0x3) | 0x8).toString(16);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
 
 /** The body as text, or undefined past MAX_ANSWER_BYTES (the rest is not read). The fetch's timeout still applies. */

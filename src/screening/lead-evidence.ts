@@ -17,6 +17,8 @@ export interface LeadEvidence {
   formToken?: string;
   /** The form's trap field (`Form-Trap`), empty when a person sent the form: a person never fills it. */
   formTrap?: string;
+  /** The same for every attempt at one keyed lead (caller, Idempotency-Key, body): siteverify's idempotency key. */
+  retryKey?: string;
 }
 
 /** The evidence of a POST /api/v1/lead: the captcha token, and the form script's token and trap field. Header reads only. */

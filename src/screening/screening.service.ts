@@ -100,7 +100,7 @@ export class ScreeningService {
 
   private async captchaReason(evidence: LeadEvidence): Promise<ScreeningReason | undefined> {
     if (evidence.captchaToken === undefined) return 'captcha_missing';
-    const outcome = await this.captchaVerifier.verify(evidence.captchaToken, evidence.remoteIp);
+    const outcome = await this.captchaVerifier.verify(evidence.captchaToken, evidence.remoteIp, evidence.retryKey);
     return outcome === 'ok' ? undefined : outcome;
   }
 
