@@ -9,8 +9,8 @@ import type { NormalisedLead } from '../leads/normalised-lead.js';
 /** A company site and a profile are a real lead's; more than this is an advert. */
 export const MAX_LINKS = 2;
 
-/** The start of a link: a scheme, a bare `www.` host, or a forum's `[url]` tag. */
-const LINK = /https?:\/\/|\bwww\.|\[url\b/gi;
+/** The start of a link: a scheme (with its `www.`, one link, not two), a bare `www.` host, or a forum's `[url]` tag. */
+const LINK = /https?:\/\/(?:www\.)?|\bwww\.|\[url\b/gi;
 
 /** More than MAX_LINKS links in `mensagem`. */
 export function tooManyLinks(lead: NormalisedLead): boolean {

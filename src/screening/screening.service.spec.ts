@@ -34,6 +34,11 @@ const REAL_LEADS: NormalisedLead[] = [
     email: 'carlos@metalurgicasilva.ind.br',
     empresa: 'Metalúrgica Silva Ltda. (www.metalurgicasilva.ind.br)',
   },
+  {
+    nome: 'Rafael Costa',
+    email: 'rafael@costa.eng.br',
+    mensagem: 'Nosso site: https://www.costa.eng.br. Meu perfil: https://www.linkedin.com/in/rafael-costa',
+  },
   { nome: 'Beatriz Lima', email: 'bia@lima.arq.br', empresa: 'https://lima.arq.br', mensagem: 'Orçamento para 3 salas.' },
   { nome: 'Ana Paula', email: 'ana@uol.com.br', mensagem: '@Equipe comercial: podem ligar depois das 14h? Site: www.anapaula.adv.br' },
   { nome: 'Thaís Ximenes', email: 'thais@empresa.com.br', mensagem: 'Preciso de 3 cotações: 1) VR, 2) VA, 3) saúde. Vejam http://empresa.com.br/rh' },
