@@ -92,6 +92,12 @@ describe('CaptchaVerifier', () => {
     expect(await turnstile(TURNSTILE_TEST.secretPasses).verify(TURNSTILE_TEST.dummyToken, undefined)).toBe('ok');
   });
 
+  it('takes a token solved on a page of the service’s own origin (PUBLIC_BASE_URL), which posts without CORS', async () => {
+    stub.hostname = 'contato.cliente.com.br';
+    const verifier = turnstile(TURNSTILE_TEST.secretPasses, { CORS_ORIGINS: 'https://www.cliente.com.br', PUBLIC_BASE_URL: 'https://contato.cliente.com.br' });
+    expect(await verifier.verify(TURNSTILE_TEST.dummyToken, undefined)).toBe('ok');
+  });
+
   it.each(['fail', 'garbage'] as const)('calls a provider that answers %s unavailable', async (mode) => {
     stub.mode = mode;
     expect(await turnstile(TURNSTILE_TEST.secretPasses).verify(TURNSTILE_TEST.dummyToken, undefined)).toBe('captcha_unavailable');

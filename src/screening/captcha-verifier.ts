@@ -42,13 +42,16 @@ interface SiteverifyAnswer {
 export class CaptchaVerifier {
   private readonly logger = new Logger('Captcha');
   private readonly captcha: CaptchaConfig | null;
-  /** The hosts of CORS_ORIGINS: a token solved on another site is no proof for this one. Null when any origin may post. */
+  /**
+   * The hosts of CORS_ORIGINS and of PUBLIC_BASE_URL (a page the service's own origin serves posts without CORS): a
+   * token solved on another site is no proof for this one. Null when any origin may post.
+   */
   private readonly hostnames: ReadonlySet<string> | null;
   private answering = true;
 
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
     this.captcha = config.captcha;
-    this.hostnames = config.corsOrigins === '*' ? null : new Set(config.corsOrigins.map((origin) => new URL(origin).hostname));
+    this.hostnames = config.corsOrigins === '*' ? null : new Set([...config.corsOrigins, config.publicBaseUrl].map((origin) => new URL(origin).hostname));
   }
 
   /** `retryKey`: the same for each attempt at one lead (see LeadEvidence), so that Turnstile answers a retry as the first. */
