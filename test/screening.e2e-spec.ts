@@ -5,6 +5,7 @@ import { Redis } from 'ioredis';
 import type { Response } from 'supertest';
 import { FormTokens } from '../src/forms/form-tokens.service.js';
 import { Lead } from '../src/leads/lead.entity.js';
+import { LeadWriter } from '../src/leads/lead-writer.service.js';
 import { VERIFY_TIMEOUT_MS } from '../src/screening/captcha-verifier.js';
 import { BURST_LIMIT } from '../src/screening/screening.service.js';
 import { CaptchaStub, TURNSTILE_TEST } from './support/captcha-stub.js';
@@ -253,6 +254,24 @@ describe('screening at intake', () => {
     expect([retry.status, retry.body]).toEqual([201, first.body]);
     await expectVerdict(first.body.id, 'spam', ['honeypot']);
     expect(stub.requests.length).toBe(asked);
+  });
+
+  it('asks Turnstile again with the same idempotency_key when a keyed lead is retried after its write failed', async () => {
+    const key = `screening-retry-${Date.now()}`;
+    const address = freshAddress();
+    const send = () =>
+      t.http.post('/api/v1/lead').set({ 'X-Forwarded-For': address, 'Idempotency-Key': key, 'Captcha-Token': TURNSTILE_TEST.dummyToken }).send(REAL);
+    const asked = stub.requests.length;
+    const write = jest.spyOn(t.app.get(LeadWriter), 'write').mockRejectedValueOnce(new Error('the database went away'));
+    try {
+      expect((await send()).status).toBeGreaterThanOrEqual(500);
+    } finally {
+      write.mockRestore();
+    }
+    const { id } = expectReceipt(await send().then(expectContract));
+    await expectVerdict(id, 'accepted', []);
+    const [failed, retried] = stub.requests.slice(asked).map((request) => request.form.idempotency_key);
+    expect(retried).toBe(failed);
   });
 
   describe('a captcha provider outage', () => {

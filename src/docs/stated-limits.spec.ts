@@ -7,6 +7,7 @@ import { PAGE_FILES } from './page-files.js';
 import { KEY_LIFETIME_MS as IDEMPOTENCY_KEY_LIFETIME_MS } from '../leads/idempotency.service.js';
 import { TOKEN_LIFETIMES } from '../oauth/key-store.service.js';
 import { ERROR_CATALOG, MAX_FIELD_ERRORS } from '../problem/error-catalog.js';
+import { MAX_ANSWER_BYTES } from '../screening/captcha-verifier.js';
 import { MAX_PIPELINED_REQUESTS } from '../server/connection-limits.js';
 import { BODY_LIMIT_BYTES, CODED_WIRE_LIMIT_BYTES, HEADER_BLOCK_LIMIT_BYTES, HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS } from '../server/http-limits.js';
 import { RESPONSE_BODY_KEPT } from '../webhooks/webhook-http.js';
@@ -78,6 +79,7 @@ const STATEMENTS: Statement[] = [
   { fact: 'pipelined requests', in: 'README', pattern: /\| pipelined requests \| (\d+) waiting per connection/g, values: [String(MAX_PIPELINED_REQUESTS)] },
   { fact: 'field errors', in: 'README', pattern: /`errors\[\]`[^()]*\(at\s+most\s+(\d+)\)/g, values: [String(MAX_FIELD_ERRORS)] },
   { fact: 'idempotency window', in: 'README', pattern: /within\s+(\d+)\s+hours\s+replays/g, values: [hours(IDEMPOTENCY_KEY_LIFETIME_MS)] },
+  { fact: 'siteverify answer limit', in: 'README', pattern: /reads\s+at\s+most\s+(\d+) KiB\s+of\s+its\s+answer/g, values: [kib(MAX_ANSWER_BYTES)] },
   { fact: 'access token lifetime', in: 'README', pattern: /a\s+(\d+)-minute\s+access\s+token/g, values: [minutes(TOKEN_LIFETIMES.access_token)] },
   { fact: 'access token lifetime', in: 'README', pattern: /`typ: at\+jwt`,\s+(\d+)\s+minutes/g, values: [minutes(TOKEN_LIFETIMES.access_token)] },
   { fact: 'assertion lifetime', in: 'README', pattern: /the\s+registration\s+id,\s+(\d+)\s+hour,/g, values: [hours(TOKEN_LIFETIMES.assertion * 1000)] },

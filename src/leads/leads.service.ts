@@ -49,9 +49,13 @@ export class LeadsService implements OnModuleInit {
   async create(body: Record<string, unknown>, caller: Caller, channel: LeadChannel, evidence: LeadEvidence, idempotencyKey?: string): Promise<LeadReceipt> {
     const lead = this.validation.validate(body);
     if (idempotencyKey === undefined) return this.store(uuidv7(), lead, caller, channel, evidence);
-    return this.idempotency.run(caller.scope, idempotencyKey, leadFingerprint(lead), {
+    const fingerprint = leadFingerprint(lead);
+    // A retry after a failed write is judged again, with the same captcha token: the same retry key lets Turnstile give
+    // the first answer rather than "already spent".
+    const keyed: LeadEvidence = { ...evidence, retryKey: `${caller.scope}\n${idempotencyKey}\n${fingerprint}` };
+    return this.idempotency.run(caller.scope, idempotencyKey, fingerprint, {
       // Judged only by the attempt that stores it: a replay neither spends its tokens again nor changes the verdict.
-      execute: (id) => this.store(id, lead, caller, channel, evidence),
+      execute: (id) => this.store(id, lead, caller, channel, keyed),
       recover: async (id) => {
         const stored = await this.leads.findOneBy({ id });
         return stored ? receipt(stored.id, stored.receivedAt) : undefined;

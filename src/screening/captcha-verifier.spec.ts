@@ -47,6 +47,20 @@ describe('CaptchaVerifier', () => {
     ]);
   });
 
+  it('sends the same idempotency_key for every attempt at one keyed lead with one token, and another otherwise', async () => {
+    const verifier = turnstile(TURNSTILE_TEST.secretPasses);
+    await verifier.verify(TURNSTILE_TEST.dummyToken, undefined, 'ip:203.0.113.7\nkey-1\nfingerprint');
+    await verifier.verify(TURNSTILE_TEST.dummyToken, undefined, 'ip:203.0.113.7\nkey-1\nfingerprint');
+    await verifier.verify('another-token', undefined, 'ip:203.0.113.7\nkey-1\nfingerprint');
+    await verifier.verify(TURNSTILE_TEST.dummyToken, undefined, 'ip:203.0.113.7\nkey-2\nfingerprint');
+    await verifier.verify(TURNSTILE_TEST.dummyToken, undefined);
+    await verifier.verify(TURNSTILE_TEST.dummyToken, undefined);
+    const keys = stub.requests.map((request) => request.form.idempotency_key);
+    for (const key of keys) expect(key).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(keys[1]).toBe(keys[0]);
+    expect(new Set(keys).size).toBe(5);
+  });
+
   it('maps Turnstile’s always-fails secret to captcha_failed and its already-spent secret (timeout-or-duplicate) to captcha_expired', async () => {
     expect(await turnstile(TURNSTILE_TEST.secretFails).verify(TURNSTILE_TEST.dummyToken, undefined)).toBe('captcha_failed');
     expect(await turnstile(TURNSTILE_TEST.secretSpent).verify(TURNSTILE_TEST.dummyToken, undefined)).toBe('captcha_expired');
@@ -78,6 +92,12 @@ describe('CaptchaVerifier', () => {
     expect(await turnstile(TURNSTILE_TEST.secretPasses).verify(TURNSTILE_TEST.dummyToken, undefined)).toBe('ok');
   });
 
+  it('takes a token solved on a page of the service’s own origin (PUBLIC_BASE_URL), which posts without CORS', async () => {
+    stub.hostname = 'contato.cliente.com.br';
+    const verifier = turnstile(TURNSTILE_TEST.secretPasses, { CORS_ORIGINS: 'https://www.cliente.com.br', PUBLIC_BASE_URL: 'https://contato.cliente.com.br' });
+    expect(await verifier.verify(TURNSTILE_TEST.dummyToken, undefined)).toBe('ok');
+  });
+
   it.each(['fail', 'garbage'] as const)('calls a provider that answers %s unavailable', async (mode) => {
     stub.mode = mode;
     expect(await turnstile(TURNSTILE_TEST.secretPasses).verify(TURNSTILE_TEST.dummyToken, undefined)).toBe('captcha_unavailable');
@@ -87,6 +107,18 @@ describe('CaptchaVerifier', () => {
     const verifier = turnstile(TURNSTILE_TEST.secretPasses, { CAPTCHA_VERIFY_URL: 'http://127.0.0.1:9/siteverify' });
     expect(await verifier.verify(TURNSTILE_TEST.dummyToken, undefined)).toBe('captcha_unavailable');
   });
+
+  it('does not read an answer past its size bound: a 1 MiB "success" from a broken proxy is unavailable', async () => {
+    stub.mode = 'huge';
+    expect(await turnstile(TURNSTILE_TEST.secretPasses).verify(TURNSTILE_TEST.dummyToken, undefined)).toBe('captcha_unavailable');
+  });
+
+  it('gives up on an answer whose body stops coming, within its timeout', async () => {
+    stub.mode = 'stall';
+    const started = Date.now();
+    expect(await turnstile(TURNSTILE_TEST.secretPasses).verify(TURNSTILE_TEST.dummyToken, undefined)).toBe('captcha_unavailable');
+    expect(Date.now() - started).toBeLessThan(VERIFY_TIMEOUT_MS + 2000);
+  }, 10_000);
 
   it('gives up on a provider that does not answer after its timeout', async () => {
     stub.mode = 'hang';

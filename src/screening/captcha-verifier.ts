@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { AppConfig, CaptchaConfig } from '../config/config.js';
 import { APP_CONFIG } from '../config/config.module.js';
@@ -8,6 +8,8 @@ export type CaptchaOutcome = 'ok' | 'captcha_failed' | 'captcha_expired' | 'capt
 
 /** The lead waits for this at most: a provider slower than this is down, and the lead is held instead. */
 export const VERIFY_TIMEOUT_MS = 3000;
+/** A siteverify answer is a few hundred bytes; a longer one (a proxy's error page, a hostile server) is not read further. */
+export const MAX_ANSWER_BYTES = 16 * 1024;
 
 /** A slow person or a retry, not a bot (Turnstile's replay code; hCaptcha's). */
 const EXPIRED_CODES = new Set(['timeout-or-duplicate', 'expired-input-response', 'already-seen-response', 'invalid-or-already-seen-response']);
@@ -40,22 +42,26 @@ interface SiteverifyAnswer {
 export class CaptchaVerifier {
   private readonly logger = new Logger('Captcha');
   private readonly captcha: CaptchaConfig | null;
-  /** The hosts of CORS_ORIGINS: a token solved on another site is no proof for this one. Null when any origin may post. */
+  /**
+   * The hosts of CORS_ORIGINS and of PUBLIC_BASE_URL (a page the service's own origin serves posts without CORS): a
+   * token solved on another site is no proof for this one. Null when any origin may post.
+   */
   private readonly hostnames: ReadonlySet<string> | null;
   private answering = true;
 
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
     this.captcha = config.captcha;
-    this.hostnames = config.corsOrigins === '*' ? null : new Set(config.corsOrigins.map((origin) => new URL(origin).hostname));
+    this.hostnames = config.corsOrigins === '*' ? null : new Set([...config.corsOrigins, config.publicBaseUrl].map((origin) => new URL(origin).hostname));
   }
 
-  async verify(token: string, remoteIp: string | undefined): Promise<CaptchaOutcome> {
+  /** `retryKey`: the same for each attempt at one lead (see LeadEvidence), so that Turnstile answers a retry as the first. */
+  async verify(token: string, remoteIp: string | undefined, retryKey?: string): Promise<CaptchaOutcome> {
     const captcha = this.captcha;
     if (!captcha) return 'captcha_unavailable';
     const form = new URLSearchParams({ secret: captcha.secret, response: token });
     if (remoteIp) form.set('remoteip', remoteIp);
     // Turnstile: a retried call with the same key gets the first answer rather than "already spent".
-    if (captcha.provider === 'turnstile') form.set('idempotency_key', randomUUID());
+    if (captcha.provider === 'turnstile') form.set('idempotency_key', retryKey === undefined ? randomUUID() : idempotencyKeyOf(retryKey, token));
     else form.set('sitekey', captcha.siteKey);
     let answer: unknown;
     try {
@@ -64,7 +70,9 @@ export class CaptchaVerifier {
         await res.body?.cancel();
         return this.unavailable(`answered HTTP ${res.status}`);
       }
-      answer = await res.json();
+      const text = await boundedText(res);
+      if (text === undefined) return this.unavailable(`answered more than ${MAX_ANSWER_BYTES} bytes`);
+      answer = JSON.parse(text);
     } catch (error) {
       return this.unavailable(
         (error as { name?: unknown } | null)?.name === 'TimeoutError' ? `did not answer within ${VERIFY_TIMEOUT_MS} ms` : 'could not be reached or read',
@@ -99,6 +107,38 @@ export class CaptchaVerifier {
       this.logger.warn(`the captcha provider ${why}: anonymous leads are held until it answers`);
     }
     return 'captcha_unavailable';
+  }
+}
+
+/**
+ * A UUID (Turnstile asks for one) derived from the retry key and the token: another token, or another lead, gets
+ * another key. Laid out as a version 4 UUID, the form Cloudflare's examples use.
+ */
+function idempotencyKeyOf(retryKey: string, token: string): string {
+  const hex = createHash('sha256').update(retryKey).update('\n').update(token).digest('hex');
+  const variant = ((parseInt(hex[16], 16) & 0x3) | 0x8).toString(16);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
+
+/** The body as text, or undefined past MAX_ANSWER_BYTES (the rest is not read). The fetch's timeout still applies. */
+async function boundedText(res: Response): Promise<string | undefined> {
+  if (Number(res.headers.get('content-length')) > MAX_ANSWER_BYTES) {
+    await res.body?.cancel();
+    return undefined;
+  }
+  const reader = res.body?.getReader();
+  if (!reader) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return Buffer.concat(chunks).toString('utf8');
+    size += value.byteLength;
+    if (size > MAX_ANSWER_BYTES) {
+      await reader.cancel();
+      return undefined;
+    }
+    chunks.push(value);
   }
 }
 

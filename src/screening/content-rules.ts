@@ -9,8 +9,8 @@ import type { NormalisedLead } from '../leads/normalised-lead.js';
 /** A company site and a profile are a real lead's; more than this is an advert. */
 export const MAX_LINKS = 2;
 
-/** The start of a link: a scheme, a bare `www.` host, or a forum's `[url]` tag. */
-const LINK = /https?:\/\/|\bwww\.|\[url\b/gi;
+/** The start of a link: a scheme (with its `www.`, one link, not two), a bare `www.` host, or a forum's `[url]` tag. */
+const LINK = /https?:\/\/(?:www\.)?|\bwww\.|\[url\b/gi;
 
 /** More than MAX_LINKS links in `mensagem`. */
 export function tooManyLinks(lead: NormalisedLead): boolean {
@@ -22,16 +22,22 @@ export function tooManyLinks(lead: NormalisedLead): boolean {
   return false;
 }
 
-/** A tag or a link where a person's or company's name belongs. */
-const MARKUP_IN_NAME = /<[a-z!/?]|https?:\/\/|\bwww\./i;
+/**
+ * A tag: `<`, a name, then a space, `/`, `>` or the end (`<b>`, `<img src=…`, `<svg/onload=…`), or `<!`, `</`, `<?`.
+ * `Ana <ana@empresa.com.br>`, as a mail client writes a person, is not one.
+ */
+const TAG = /<(?:[a-z][a-z0-9-]*(?=[\s/>]|$)|[!/?])/i;
+/** A link where a person's name belongs. A company's site is what people write beside its name, so `empresa` may hold one. */
+const LINK_IN_NAME = /https?:\/\/|\bwww\./i;
 /** Tags that make a page act (scripts, frames, links, forms) in a message; `<` before a space or a digit is prose. */
 const MARKUP_IN_MESSAGE = /<\/?(?:script|iframe|a|img|style|object|embed|svg|form|link|meta)\b|\[url[=\]]/i;
 
-/** `nome` or `empresa` holds markup or a link, or `mensagem` holds active HTML or a forum link tag. */
+/** `nome` holds a tag or a link, `empresa` a tag, or `mensagem` active HTML or a forum link tag. */
 export function markup(lead: NormalisedLead): boolean {
   return (
-    MARKUP_IN_NAME.test(lead.nome) ||
-    (lead.empresa !== undefined && MARKUP_IN_NAME.test(lead.empresa)) ||
+    TAG.test(lead.nome) ||
+    LINK_IN_NAME.test(lead.nome) ||
+    (lead.empresa !== undefined && TAG.test(lead.empresa)) ||
     (lead.mensagem !== undefined && MARKUP_IN_MESSAGE.test(lead.mensagem))
   );
 }

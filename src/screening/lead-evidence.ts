@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import type { Request } from 'express';
 import { clientIp } from '../request/client-ip.js';
 
@@ -8,7 +9,7 @@ export const SCREENING_HEADERS = ['Captcha-Token', 'Form-Token', 'Form-Trap'] as
 export interface LeadEvidence {
   /** The client address as rate limits key it (an IPv6 client by its prefix): the burst rule counts per address. */
   address: string;
-  /** The address itself, as the socket or a trusted proxy gave it: siteverify's `remoteip`. */
+  /** The address itself, as the socket or a trusted proxy gave it (a plain IP address or nothing): siteverify's `remoteip`. */
   remoteIp: string | undefined;
   /** The captcha widget's token (`Captcha-Token`). */
   captchaToken?: string;
@@ -16,6 +17,8 @@ export interface LeadEvidence {
   formToken?: string;
   /** The form's trap field (`Form-Trap`), empty when a person sent the form: a person never fills it. */
   formTrap?: string;
+  /** The same for every attempt at one keyed lead (caller, Idempotency-Key, body): siteverify's idempotency key. */
+  retryKey?: string;
 }
 
 /** The evidence of a POST /api/v1/lead: the captcha token, and the form script's token and trap field. Header reads only. */
@@ -31,7 +34,19 @@ export function evidenceOf(req: Request): LeadEvidence {
 
 /** The evidence of an MCP call: its HTTP request's captcha token (a form does not post to /mcp). */
 export function captchaEvidenceOf(req: Request): LeadEvidence {
-  return { address: clientIp(req), remoteIp: req.ip, captchaToken: present(req.headers['captcha-token']) };
+  return { address: clientIp(req), remoteIp: remoteIpOf(req), captchaToken: present(req.headers['captcha-token']) };
+}
+
+/**
+ * The forwarded entry TRUST_PROXY selects can be anything a client wrote (with more hops configured than there are):
+ * as for clientIp, only a plain address is trusted, else the socket's. IPv4-mapped IPv6 as the IPv4 address.
+ */
+function remoteIpOf(req: Request): string | undefined {
+  for (const address of [req.ip, req.socket?.remoteAddress]) {
+    if (!address || !isIP(address) || address.includes('%')) continue;
+    return address.startsWith('::ffff:') && isIP(address.slice(7)) === 4 ? address.slice(7) : address;
+  }
+  return undefined;
 }
 
 /** An empty header field is no token. */

@@ -28,6 +28,18 @@ const REAL_LEADS: NormalisedLead[] = [
   },
   { nome: 'José Antônio Nóbrega Jr.', email: 'jose@padaria-sao-jose.com.br', empresa: 'Padaria São José (filial 2)', mensagem: '-- Enviado do meu iPhone' },
   { nome: "João O'Neil", email: 'joao.oneil@gmail.com', mensagem: '+ informações sobre o plano de 12 meses, por favor (a partir de 01/12).' },
+  // Pasted from a mail client; a company's site beside its name.
+  {
+    nome: 'Carlos Eduardo <carlos@metalurgicasilva.ind.br>',
+    email: 'carlos@metalurgicasilva.ind.br',
+    empresa: 'Metalúrgica Silva Ltda. (www.metalurgicasilva.ind.br)',
+  },
+  {
+    nome: 'Rafael Costa',
+    email: 'rafael@costa.eng.br',
+    mensagem: 'Nosso site: https://www.costa.eng.br. Meu perfil: https://www.linkedin.com/in/rafael-costa',
+  },
+  { nome: 'Beatriz Lima', email: 'bia@lima.arq.br', empresa: 'https://lima.arq.br', mensagem: 'Orçamento para 3 salas.' },
   { nome: 'Ana Paula', email: 'ana@uol.com.br', mensagem: '@Equipe comercial: podem ligar depois das 14h? Site: www.anapaula.adv.br' },
   { nome: 'Thaís Ximenes', email: 'thais@empresa.com.br', mensagem: 'Preciso de 3 cotações: 1) VR, 2) VA, 3) saúde. Vejam http://empresa.com.br/rh' },
 ];
@@ -84,6 +96,9 @@ describe('ScreeningService', () => {
     ['markup', { nome: '<script>alert(1)</script>' }],
     ['markup', { nome: 'Cheap pills https://pills.example' }],
     ['markup', { empresa: '<b>Loja</b>' }],
+    ['markup', { nome: 'Ana<img src=x onerror=alert(1)>' }],
+    ['markup', { empresa: '<svg/onload=alert(1)>' }],
+    ['markup', { nome: 'Ana <!-- x -->' }],
     ['markup', { mensagem: 'Veja <a href="https://x.example">aqui</a>' }],
     ['spreadsheet_formula', { mensagem: '=HYPERLINK("https://x.example","Clique")' }],
     ['spreadsheet_formula', { nome: "=cmd|' /C calc'!A0" }],
@@ -99,6 +114,8 @@ describe('ScreeningService', () => {
     const lead = (email: string): NormalisedLead => ({ nome: 'Ana', email });
     expect(await screening().judge(lead('test7@mailinator.com'), ANONYMOUS, FROM())).toEqual({ verdict: 'held', reasons: ['disposable_email'] });
     expect(await screening().judge(lead('x@inbox.mailinator.com'), AGENT, FROM())).toEqual({ verdict: 'held', reasons: ['disposable_email'] });
+    // The list writes internationalised domains in punycode (xn--d-bga.net); a lead may carry the Unicode form.
+    expect(await screening().judge(lead('x@dé.net'), ANONYMOUS, FROM('198.51.100.20'))).toEqual({ verdict: 'held', reasons: ['disposable_email'] });
     // A domain alone holds nothing unless the list names it: test.com is a real company's.
     expect(await screening().judge(lead('test7@test.com'), ANONYMOUS, FROM())).toEqual({ verdict: 'accepted', reasons: [] });
     const allowed = screening({ SCREENING_ALLOW_DOMAINS: 'mailinator.com' });

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { domainToASCII } from 'node:url';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { disposableEmailBlocklistSet } from 'disposable-email-domains-js';
 import type { Caller } from '../auth/caller.decorator.js';
@@ -81,10 +82,12 @@ export class ScreeningService {
 
   /**
    * The address's domain or a parent of it (`x.mailinator.com`) on the list, unless SCREENING_ALLOW_DOMAINS lists it or
-   * a parent. The stored address's domain is already lower case.
+   * a parent. The stored address's domain is already lower case; an internationalised one is looked up as the list
+   * writes it, in its ASCII (punycode) form.
    */
   private isDisposable(email: string): boolean {
     let domain = email.slice(email.lastIndexOf('@') + 1);
+    if (/\P{ASCII}/u.test(domain)) domain = domainToASCII(domain) || domain;
     let listed = false;
     for (;;) {
       if (this.allowDomains.has(domain)) return false;
@@ -97,7 +100,7 @@ export class ScreeningService {
 
   private async captchaReason(evidence: LeadEvidence): Promise<ScreeningReason | undefined> {
     if (evidence.captchaToken === undefined) return 'captcha_missing';
-    const outcome = await this.captchaVerifier.verify(evidence.captchaToken, evidence.remoteIp);
+    const outcome = await this.captchaVerifier.verify(evidence.captchaToken, evidence.remoteIp, evidence.retryKey);
     return outcome === 'ok' ? undefined : outcome;
   }
 

@@ -22,8 +22,11 @@ export const HCAPTCHA_TEST = {
   response: '10000000-aaaa-bbbb-cccc-000000000001',
 } as const;
 
-/** How the stub answers: as the provider would, or as an outage does (no answer, a 500, an answer that is not JSON). */
-export type CaptchaStubMode = 'normal' | 'hang' | 'fail' | 'garbage';
+/**
+ * How the stub answers: as the provider would, or as an outage does (no answer, a 500, an answer that is not JSON, a
+ * passing answer padded to 1 MiB, headers and a few bytes of the answer and then nothing).
+ */
+export type CaptchaStubMode = 'normal' | 'hang' | 'fail' | 'garbage' | 'huge' | 'stall';
 
 export interface SiteverifyRequest {
   provider: 'turnstile' | 'hcaptcha';
@@ -79,6 +82,19 @@ export class CaptchaStub {
           return;
         }
         const answer = provider === 'turnstile' ? stub.turnstile(form) : stub.hcaptcha(form);
+        if (stub.mode === 'huge') {
+          // A passing answer padded to 1 MiB, in chunks and without a length, as a hostile or broken proxy might send it.
+          const text = JSON.stringify({ ...answer, padding: 'x'.repeat(1024 * 1024) });
+          res.writeHead(200, { 'content-type': 'application/json' });
+          for (let i = 0; i < text.length; i += 64 * 1024) res.write(text.slice(i, i + 64 * 1024));
+          res.end();
+          return;
+        }
+        if (stub.mode === 'stall') {
+          // Headers and the start of the answer at once, the rest never.
+          res.writeHead(200, { 'content-type': 'application/json' }).write(JSON.stringify(answer).slice(0, 10));
+          return;
+        }
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
       });
     });
