@@ -83,7 +83,8 @@ async function registerOnTarget(): Promise<string> {
 
 async function exportFrom(args: string[], file: string): Promise<string> {
   const path = join(work, file);
-  const result = await run(['export', ...args, '--output', path, '--base-url', source.baseUrl], { env: as(exporter) });
+  // Every verdict: João's message starts like a formula, so screening holds it, and a default export leaves it out.
+  const result = await run(['export', '--screening', 'all', ...args, '--output', path, '--base-url', source.baseUrl], { env: as(exporter) });
   expect(result).toMatchObject({ code: 0, stderr: '' });
   return path;
 }
@@ -183,7 +184,7 @@ describe('an export imports again', () => {
     expect(note).toEqual([
       expect.stringContaining('ignored, not sent: id, received_at, telefone_e164, channel, registration_id, client_id, communications_type'),
     ]);
-    expect(note[0]).toContain('consent_text_sha256 (');
+    expect(note[0]).toContain('consent_text_sha256, screening_verdict, screening_reasons, screening_decided_by, screening_decided_at (');
     expect(await storedRows(targetDb, `registration_id = '${registration}'`)).toEqual(await storedRows(sourceDb));
   });
 
@@ -208,7 +209,7 @@ describe('an export imports again', () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toContain(`3 stored, 0 already stored (replayed), 0 failed (JSONL; sent as agent ${registration})`);
     const note = result.stdout.split('\n').filter((line) => line.startsWith('ignored, not sent: '));
-    expect(note).toEqual([expect.stringMatching(/^ignored, not sent: id, received_at, telefone_e164, channel, legal_bases \(/)]);
+    expect(note).toEqual([expect.stringMatching(/^ignored, not sent: id, received_at, telefone_e164, channel, screening, legal_bases \(/)]);
     expect(await storedRows(targetDb, `registration_id = '${registration}'`)).toEqual(await storedRows(sourceDb));
     expect(await targetDb.query(`SELECT legal_bases FROM leads WHERE registration_id = '${registration}' AND legal_bases IS NOT NULL`)).toEqual([]);
   });
