@@ -278,9 +278,17 @@ export class OutboxWorker implements OnApplicationBootstrap, OnModuleDestroy {
     await this.write({ record, state, step }, changes);
     if (succeeded) subscriber.failingSince = null;
     else subscriber.failingSince ??= now;
+    // Ids and outcomes only: a subscriber's address (a URL, an e-mail address) never reaches the logs.
+    if (!succeeded) {
+      const next = nextAttemptAt === null ? null : new Date(nextAttemptAt).toISOString();
+      this.logger.warn(
+        { channel: channel.name, subscriber_id: subscriber.id, outcome: state === 'pending' ? 'retry' : 'failed', next_attempt_at: next },
+        'delivery attempt failed',
+      );
+    }
     if (disableReason) {
       subscriber.enabled = false;
-      this.logger.warn({ channel: channel.name, subscriber_id: subscriber.id, reason: disableReason }, 'Outbox subscriber disabled');
+      this.logger.error({ channel: channel.name, subscriber_id: subscriber.id, reason: disableReason }, 'subscriber disabled');
     }
   }
 

@@ -80,6 +80,10 @@ class ScriptedChannel implements Channel {
   }
 }
 
+/** What the worker logged, as Nest's Logger hands it over: the fields first, the message second. */
+const logged: { level: string; fields: unknown; message: unknown }[] = [];
+const capture = (level: string) => (fields: unknown, message?: unknown) => void logged.push({ level, fields, message });
+
 describe.each(kinds)('the outbox on %s', (kind) => {
   let database: TestDatabase;
   let dataSource: DataSource;
@@ -89,7 +93,7 @@ describe.each(kinds)('the outbox on %s', (kind) => {
   const p = (n: number) => (kind === 'postgres' ? `$${n}` : '?');
 
   beforeAll(async () => {
-    Logger.overrideLogger(false);
+    Logger.overrideLogger({ log: () => undefined, debug: () => undefined, verbose: () => undefined, warn: capture('warn'), error: capture('error') });
     database = await freshDatabase(kind);
     config = loadConfig({ LOG_LEVEL: 'silent', ...database.env, WEBHOOK_POLL_INTERVAL: '20ms' });
     dataSource = await new DataSource(dataSourceOptions(config)).initialize();
@@ -102,6 +106,7 @@ describe.each(kinds)('the outbox on %s', (kind) => {
     await database?.drop();
   });
   beforeEach(async () => {
+    logged.length = 0;
     for (const table of ['webhook_attempts', 'webhook_deliveries', 'webhook_messages', 'webhook_endpoints']) await sql.query(`DELETE FROM ${table}`);
   });
 
@@ -227,6 +232,16 @@ describe.each(kinds)('the outbox on %s', (kind) => {
       for (const row of log) expect(row).toMatchObject({ outcome: 'failed' });
       expect(log.every((row) => row.next_attempt_at !== null)).toBe(true);
       expect(channel.attempts).toHaveLength(2);
+      // One warn line per failed attempt, with ids and the next attempt, nothing of the subscriber's address.
+      const lines = logged.filter((line) => line.message === 'delivery attempt failed');
+      expect(lines.map((line) => line.level)).toEqual(['warn', 'warn']);
+      expect(lines.map((line) => line.fields)).toEqual(
+        expect.arrayContaining(
+          [scheduled, asked].map((id) =>
+            expect.objectContaining({ channel: 'scripted', subscriber_id: id, outcome: 'retry', next_attempt_at: expect.stringMatching(/^\d{4}-.*Z$/) }),
+          ),
+        ),
+      );
     });
 
     it('fails a delivery for good on a permanent failure, and when the schedule is spent', async () => {
@@ -272,6 +287,13 @@ describe.each(kinds)('the outbox on %s', (kind) => {
       expect(byId.get(gone)!.disabled_reason).toBe('gone for good');
       expect(byId.get(failing)!.disabled_reason).toMatch(/^No successful delivery since \d{4}-.*Z \(SCRIPTED_DISABLE_AFTER\)\.$/);
       expect(byId.get(healthy)).toMatchObject({ status: 'enabled', failing_since: null });
+      const disabledLines = logged.filter((line) => line.message === 'subscriber disabled');
+      expect(disabledLines.map((line) => [line.level, (line.fields as { subscriber_id: string }).subscriber_id]).sort()).toEqual(
+        [
+          ['error', gone],
+          ['error', failing],
+        ].sort(),
+      );
 
       // What a disabled subscriber has waiting is skipped, not attempted, and logged as such.
       const tried = channel.attempts.length;
