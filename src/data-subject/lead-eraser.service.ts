@@ -10,6 +10,7 @@ import { Lead } from '../leads/lead.entity.js';
 import { ERASED_SCOPE, erasedKey } from '../leads/idempotency.service.js';
 import { foldEmail } from '../leads/lead-rules.js';
 import { safeError } from '../logging/safe-error.js';
+import { OUTBOX_TABLES } from '../outbox/outbox-store.js';
 import { Outbox } from '../outbox/outbox.service.js';
 import { SecretBox } from '../secrets/secret-box.js';
 import type { ScreeningVerdict } from '../screening/screening.js';
@@ -21,7 +22,7 @@ export const ERASURE_BATCH = 100;
 const CHECKPOINT_ATTEMPTS = 5;
 const CHECKPOINT_RETRY_MS = 50;
 /** The tables an erasure deletes from or rewrites: PostgreSQL's VACUUM after it. */
-const ERASED_TABLES = ['leads', 'webhook_messages', 'webhook_deliveries', 'webhook_attempts', 'consent_texts', 'idempotency_keys', 'agent_registrations'];
+const ERASED_TABLES = ['leads', ...OUTBOX_TABLES, 'consent_texts', 'idempotency_keys', 'agent_registrations'];
 /** A VACUUM may take long on big tables; it runs off the request path, so the pool's 10 s bound is lifted for it. */
 const VACUUM_TIMEOUT_MS = 60 * 60 * 1000;
 

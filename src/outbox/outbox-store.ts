@@ -32,6 +32,9 @@ export interface AttemptRecord {
 /** One row of a subscriber's attempt log, as stored. */
 export type AttemptRow = Record<string, unknown>;
 
+/** The outbox's tables (named when webhooks were its only channel), for what maintains them whole (an erasure's VACUUM). */
+export const OUTBOX_TABLES = ['webhook_messages', 'webhook_deliveries', 'webhook_attempts'] as const;
+
 /** Messages fanned out, and skipped deliveries logged, per statement at most. */
 const BATCH = 200;
 /** Rows a replay or a subscriber's deletion handles per statement, with a turn of the event loop between statements. */
