@@ -51,10 +51,10 @@ export type AttemptOutcome = AttemptDetail & ({ kind: 'succeeded' } | { kind: 'r
 export interface Channel<S extends Subscriber = Subscriber> {
   readonly name: string;
   /**
-   * The table of its subscribers (`id` its key), and the SQL condition on that table's columns under which one gets
-   * deliveries: the lease and the skipping of disabled subscribers join it, with no round trip to the channel.
+   * The table of its subscribers (`id` its key), and the SQL condition, on that table under the alias given, under which
+   * one gets deliveries: the lease and the skipping of disabled subscribers join it, with no round trip to the channel.
    */
-  readonly subscribers: { table: string; enabled: string };
+  readonly subscribers: { table: string; enabled(alias: string): string };
   /** Delays of the retries after the immediate first attempt. */
   readonly retrySchedule: readonly number[];
   /** How long one attempt may take (the lease covers it). */

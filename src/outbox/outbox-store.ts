@@ -126,7 +126,7 @@ export class OutboxStore {
     // Subscribers with no room left on this instance are passed over, so that a slow one cannot take every slot.
     const busy = busySubscribers.length ? ` AND d.endpoint_id NOT IN (${this.list(5, busySubscribers.length)})` : '';
     const due = `SELECT d.message_id, d.endpoint_id FROM webhook_deliveries d JOIN ${table} e ON e.id = d.endpoint_id
-      WHERE d.state = 'pending' AND d.next_attempt_at <= ${p(3)} AND (d.lease_until IS NULL OR d.lease_until < ${p(4)}) AND (e.${enabled})${busy}
+      WHERE d.state = 'pending' AND d.next_attempt_at <= ${p(3)} AND (d.lease_until IS NULL OR d.lease_until < ${p(4)}) AND (${enabled('e')})${busy}
       ORDER BY d.next_attempt_at LIMIT ${Math.floor(limit)}${this.postgres ? ' FOR UPDATE OF d SKIP LOCKED' : ''}`;
     const rows = await this.query<Record<string, unknown>>(
       this.postgres
@@ -219,12 +219,12 @@ export class OutboxStore {
     const { table, enabled } = channel.subscribers;
     // Without this look at the (small) subscriber table first, the UPDATE below walked every pending delivery on each
     // turn of the worker, which turns once per attempt under load (bench/RESULTS.md, Webhooks).
-    const disabled = yield [`SELECT id FROM ${table} WHERE NOT (${enabled}) LIMIT 1`, []];
+    const disabled = yield [`SELECT id FROM ${table} WHERE NOT (${enabled(table)}) LIMIT 1`, []];
     if (disabled.length === 0) return 0;
     const rows = yield [
       `UPDATE webhook_deliveries SET state = 'skipped', next_attempt_at = NULL, updated_at = ${p(1)}
         WHERE (message_id, endpoint_id) IN (SELECT d.message_id, d.endpoint_id FROM webhook_deliveries d JOIN ${table} e ON e.id = d.endpoint_id
-          WHERE d.state = 'pending' AND NOT (e.${enabled}) AND (d.lease_until IS NULL OR d.lease_until < ${p(2)}) LIMIT ${BATCH})
+          WHERE d.state = 'pending' AND NOT (${enabled('e')}) AND (d.lease_until IS NULL OR d.lease_until < ${p(2)}) LIMIT ${BATCH})
         RETURNING message_id, endpoint_id, attempts`,
       [now, now],
     ];

@@ -21,7 +21,7 @@ const DETAIL = { statusCode: null, error: null, latencyMs: 1, responseBody: null
 
 class ScriptedChannel implements Channel {
   readonly name = 'scripted';
-  readonly subscribers = { table: 'webhook_endpoints', enabled: "status = 'enabled'" };
+  readonly subscribers = { table: 'webhook_endpoints', enabled: (alias: string) => `${alias}.status = 'enabled'` };
   readonly attemptTimeoutMs = 1000;
   readonly disableAfterSetting = 'SCRIPTED_DISABLE_AFTER';
   readonly subscriberConcurrency = 4;

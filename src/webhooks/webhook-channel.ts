@@ -27,7 +27,7 @@ export interface WebhookSubscriber extends Subscriber {
 @Injectable()
 export class WebhookChannel implements Channel<WebhookSubscriber> {
   readonly name = 'webhook';
-  readonly subscribers = { table: 'webhook_endpoints', enabled: "status = 'enabled'" };
+  readonly subscribers = { table: 'webhook_endpoints', enabled: (alias: string) => `${alias}.status = 'enabled'` };
   readonly retrySchedule: readonly number[];
   readonly attemptTimeoutMs: number;
   readonly disableAfterMs: number;
