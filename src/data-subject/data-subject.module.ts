@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { LeadsModule } from '../leads/leads.module.js';
-import { WebhooksModule } from '../webhooks/webhooks.module.js';
+import { OutboxModule } from '../outbox/outbox.module.js';
 import { DataSubjectController } from './data-subject.controller.js';
 import { DataSubjectService } from './data-subject.service.js';
 import { LeadEraser } from './lead-eraser.service.js';
@@ -8,7 +8,7 @@ import { LeadRetention } from './lead-retention.service.js';
 
 /** Data-subject requests and lead retention (docs/decisions/0029-data-subject-requests.md). */
 @Module({
-  imports: [LeadsModule, WebhooksModule],
+  imports: [LeadsModule, OutboxModule],
   controllers: [DataSubjectController],
   providers: [DataSubjectService, LeadEraser, LeadRetention],
 })

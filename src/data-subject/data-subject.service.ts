@@ -5,12 +5,12 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { Response } from 'express';
 import { DataSource } from 'typeorm';
 import type { Caller } from '../auth/caller.decorator.js';
+import { StepTransactions, Steps } from '../database/step-transaction.js';
 import { uuidv7 } from '../database/uuid-v7.js';
 import { InvalidCursor, LeadPage, LeadReader, LeadView } from '../leads/lead-reader.service.js';
 import { AppError } from '../problem/app-error.js';
 import type { LegalBasisView } from '../leads/legal-bases.js';
-import { Steps, WebhookStore } from '../webhooks/webhook-store.js';
-import { WebhookDispatcher } from '../webhooks/webhook-dispatcher.service.js';
+import { Outbox } from '../outbox/outbox.service.js';
 import { parseAccess, parseErasure, parseSubject } from './data-subject-request.js';
 import { addCounts, ERASURE_BATCH, ErasedBatch, ErasureCounts, LeadEraser, NIL_UUID, NO_ERASURE } from './lead-eraser.service.js';
 
@@ -71,14 +71,16 @@ const HMAC_KEY_PURPOSE = 'data_subject_hmac';
 @Injectable()
 export class DataSubjectService {
   private key?: Promise<Buffer>;
+  private readonly sql: StepTransactions;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly reader: LeadReader,
     private readonly eraser: LeadEraser,
-    private readonly store: WebhookStore,
-    private readonly dispatcher: WebhookDispatcher,
-  ) {}
+    private readonly outbox: Outbox,
+  ) {
+    this.sql = new StepTransactions(dataSource);
+  }
 
   /**
    * One page of the person's leads, newest first: at most ACCESS_PAGE_SIZE, read by one keyset query, with the consent
@@ -105,8 +107,8 @@ export class DataSubjectService {
     for (let start = 0; start < named.length; start += ERASURE_BATCH) {
       const chunk = named.slice(start, start + ERASURE_BATCH);
       consentTexts.push(
-        ...(await this.store.query<{ sha256: string; text: string }>(
-          `SELECT sha256, text FROM consent_texts WHERE sha256 IN (${this.store.list(1, chunk.length)}) ORDER BY sha256`,
+        ...(await this.sql.query<{ sha256: string; text: string }>(
+          `SELECT sha256, text FROM consent_texts WHERE sha256 IN (${this.sql.list(1, chunk.length)}) ORDER BY sha256`,
           chunk,
         )),
       );
@@ -144,12 +146,12 @@ export class DataSubjectService {
     }
     const id = uuidv7(requestedAt);
     const completedAt = Date.now();
-    const p = this.store.p.bind(this.store);
-    await this.store.transaction(
+    const p = this.sql.p.bind(this.sql);
+    await this.sql.run(
       function* (this: DataSubjectService): Steps<void> {
         for (let start = 0; start < batchRows.length; start += ERASURE_BATCH) {
           const chunk = batchRows.slice(start, start + ERASURE_BATCH);
-          yield [`DELETE FROM data_subject_requests WHERE type = ${p(1)} AND id IN (${this.store.list(2, chunk.length)})`, ['erasure_batch', ...chunk]];
+          yield [`DELETE FROM data_subject_requests WHERE type = ${p(1)} AND id IN (${this.sql.list(2, chunk.length)})`, ['erasure_batch', ...chunk]];
         }
         yield this.auditRow(id, 'erasure', subject, caller, requestedAt, completedAt, leadIds, counts);
       }.bind(this),
@@ -166,10 +168,10 @@ export class DataSubjectService {
     const leadIds: string[] = [];
     let revoked = 0;
     for (let after = NIL_UUID; ;) {
-      const batch = await this.store.transaction(() => this.revokeSteps(email, after, revokedAt, requestedAt));
+      const batch = await this.sql.run(() => this.revokeSteps(email, after, revokedAt, requestedAt));
       leadIds.push(...batch.seen);
       revoked += batch.changed;
-      if (batch.changed) this.dispatcher.wake();
+      if (batch.changed) this.outbox.wake();
       if (batch.seen.length < ERASURE_BATCH) break;
       after = batch.seen[batch.seen.length - 1];
       await new Promise((resolve) => setImmediate(resolve));
@@ -183,9 +185,9 @@ export class DataSubjectService {
    * or a declined one added where there was none; `consent.revoked` with the ids of the leads that changed.
    */
   private *revokeSteps(email: string, after: string, revokedAt: string, now: number): Steps<{ seen: string[]; changed: number }> {
-    const p = this.store.p.bind(this.store);
+    const p = this.sql.p.bind(this.sql);
     const rows = yield [
-      `SELECT id, legal_bases FROM leads WHERE email_folded = ${p(1)} AND id > ${p(2)} ORDER BY id LIMIT ${ERASURE_BATCH}${this.store.postgres ? ' FOR UPDATE' : ''}`,
+      `SELECT id, legal_bases FROM leads WHERE email_folded = ${p(1)} AND id > ${p(2)} ORDER BY id LIMIT ${ERASURE_BATCH}${this.sql.postgres ? ' FOR UPDATE' : ''}`,
       [email, after],
     ];
     const changed: string[] = [];
@@ -196,7 +198,7 @@ export class DataSubjectService {
       yield [`UPDATE leads SET legal_bases = ${p(1)} WHERE id = ${p(2)}`, [JSON.stringify(next), row.id]];
       changed.push(row.id as string);
     }
-    if (changed.length) yield* this.store.enqueue('consent.revoked', { lead_ids: changed, category: 'communications', revoked_at: revokedAt }, now);
+    if (changed.length) yield* this.outbox.publish('consent.revoked', { lead_ids: changed, category: 'communications', revoked_at: revokedAt }, now);
     return { seen: rows.map((row) => row.id as string), changed: changed.length };
   }
 
@@ -214,7 +216,7 @@ export class DataSubjectService {
     const subject = await this.subjectHmac(email);
     const completedAt = Date.now();
     const [sql, params] = this.auditRow(id, dryRun ? 'erasure_dry_run' : type, subject, caller, requestedAt, completedAt, leadIds, counts);
-    await this.store.query(sql, params);
+    await this.sql.query(sql, params);
     return this.receipt(id, type, requestedAt, completedAt, leadIds, counts);
   }
 
@@ -229,7 +231,7 @@ export class DataSubjectService {
     leadIds: string[],
     counts: unknown,
   ): [string, unknown[]] {
-    const p = this.store.p.bind(this.store);
+    const p = this.sql.p.bind(this.sql);
     return [
       `INSERT INTO data_subject_requests (id, type, subject_hmac, client_id, requested_at, completed_at, lead_ids, counts)
         VALUES (${[1, 2, 3, 4, 5, 6, 7, 8].map(p).join(', ')})`,
@@ -271,12 +273,12 @@ export class DataSubjectService {
   }
 
   private async loadKey(): Promise<Buffer> {
-    const p = this.store.p.bind(this.store);
-    await this.store.query(`INSERT INTO service_keys (purpose, secret) VALUES (${p(1)}, ${p(2)}) ON CONFLICT (purpose) DO NOTHING`, [
+    const p = this.sql.p.bind(this.sql);
+    await this.sql.query(`INSERT INTO service_keys (purpose, secret) VALUES (${p(1)}, ${p(2)}) ON CONFLICT (purpose) DO NOTHING`, [
       HMAC_KEY_PURPOSE,
       randomBytes(32).toString('base64url'),
     ]);
-    const [row] = await this.store.query<{ secret: string }>(`SELECT secret FROM service_keys WHERE purpose = ${p(1)}`, [HMAC_KEY_PURPOSE]);
+    const [row] = await this.sql.query<{ secret: string }>(`SELECT secret FROM service_keys WHERE purpose = ${p(1)}`, [HMAC_KEY_PURPOSE]);
     return Buffer.from(row.secret, 'base64url');
   }
 }

@@ -4,15 +4,16 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata.js';
 import { SQLITE_BUSY_TIMEOUT_MS } from '../database/data-source.js';
+import { StepTransactions, Steps } from '../database/step-transaction.js';
 import { REGISTRATIONS_NAMING, RegistrationNamingAddress, takeRegistrationsNaming } from '../identity/registration-addresses.js';
 import { Lead } from '../leads/lead.entity.js';
 import { ERASED_SCOPE, erasedKey } from '../leads/idempotency.service.js';
 import { foldEmail } from '../leads/lead-rules.js';
-import { WebhookDispatcher } from '../webhooks/webhook-dispatcher.service.js';
 import { safeError } from '../logging/safe-error.js';
+import { OUTBOX_TABLES } from '../outbox/outbox-store.js';
+import { Outbox } from '../outbox/outbox.service.js';
 import { SecretBox } from '../secrets/secret-box.js';
 import type { ScreeningVerdict } from '../screening/screening.js';
-import { Steps, WebhookStore } from '../webhooks/webhook-store.js';
 
 /** Leads erased per transaction: one person's leads are usually one batch; retention takes the expired ones in these steps. */
 export const ERASURE_BATCH = 100;
@@ -21,7 +22,7 @@ export const ERASURE_BATCH = 100;
 const CHECKPOINT_ATTEMPTS = 5;
 const CHECKPOINT_RETRY_MS = 50;
 /** The tables an erasure deletes from or rewrites: PostgreSQL's VACUUM after it. */
-const ERASED_TABLES = ['leads', 'webhook_messages', 'webhook_deliveries', 'webhook_attempts', 'consent_texts', 'idempotency_keys', 'agent_registrations'];
+const ERASED_TABLES = ['leads', ...OUTBOX_TABLES, 'consent_texts', 'idempotency_keys', 'agent_registrations'];
 /** A VACUUM may take long on big tables; it runs off the request path, so the pool's 10 s bound is lifted for it. */
 const VACUUM_TIMEOUT_MS = 60 * 60 * 1000;
 
@@ -82,12 +83,14 @@ export class LeadEraser {
   private vacuuming?: Promise<void>;
   private vacuumAgain = false;
 
+  private readonly sql: StepTransactions;
+
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
-    private readonly store: WebhookStore,
-    private readonly dispatcher: WebhookDispatcher,
+    private readonly outbox: Outbox,
     private readonly box: SecretBox,
   ) {
+    this.sql = new StepTransactions(dataSource);
     this.receivedAt = dataSource.getMetadata(Lead).findColumnWithPropertyName('receivedAt')!;
   }
 
@@ -100,15 +103,15 @@ export class LeadEraser {
   async eraseBatch(selection: ErasureSelection, reason: ErasureReason, registrationsOf?: string, record?: BatchRecord): Promise<ErasedBatch> {
     const now = Date.now();
     const cutoff = 'receivedBefore' in selection ? this.dataSource.driver.preparePersistentValue(selection.receivedBefore, this.receivedAt) : undefined;
-    const result = await this.store.transaction(
+    const result = await this.sql.run(
       function* (this: LeadEraser) {
         const batch = yield* this.batchSteps(selection, cutoff, reason, now, registrationsOf);
         if (record && (batch.leadIds.length || batch.counts.agent_registrations)) yield* record(batch);
         return batch;
       }.bind(this),
     );
-    this.dispatcher.forget(result.messageIds);
-    if (result.leadIds.length) this.dispatcher.wake();
+    this.outbox.forget(result.messageIds);
+    if (result.leadIds.length) this.outbox.wake();
     return { leadIds: result.leadIds, counts: result.counts };
   }
 
@@ -121,11 +124,11 @@ export class LeadEraser {
    * remains and for how long).
    */
   async scrub(): Promise<boolean> {
-    if (this.store.postgres) {
+    if (this.sql.postgres) {
       this.vacuumSoon();
       return false;
     }
-    const db = this.store.sqlite();
+    const db = this.sql.sqlite();
     for (let attempt = 1; attempt <= CHECKPOINT_ATTEMPTS; attempt++) {
       db.pragma('busy_timeout = 0');
       try {
@@ -185,7 +188,7 @@ export class LeadEraser {
    * event, no webhook message is forgotten); test/data-subject-requests.e2e-spec.ts holds its answer to the erasure's.
    */
   async dryRun(emailFolded: string): Promise<ErasedBatch> {
-    const store = this.store;
+    const store = this.sql;
     const p = store.p.bind(store);
     const counts = { ...NO_ERASURE };
     const registrations = await store.query<RegistrationNamingAddress>(REGISTRATIONS_NAMING(p), [emailFolded]);
@@ -203,19 +206,13 @@ export class LeadEraser {
       leadIds.push(...ids);
       for (const row of rows) if (row.consent_text_sha256 !== null) wordings.add(row.consent_text_sha256);
       const n = ids.length;
-      // The same list four times: SQLite's ? placeholders are positional.
-      const [found] = await store.query<Record<'messages' | 'deliveries' | 'attempts' | 'keys', unknown>>(
-        `SELECT (SELECT COUNT(*) FROM webhook_messages WHERE lead_id IN (${store.list(1, n)})) AS messages,
-          (SELECT COUNT(*) FROM webhook_deliveries d JOIN webhook_messages m ON m.id = d.message_id WHERE m.lead_id IN (${store.list(n + 1, n)})) AS deliveries,
-          (SELECT COUNT(*) FROM webhook_attempts a JOIN webhook_messages m ON m.id = a.message_id WHERE m.lead_id IN (${store.list(2 * n + 1, n)})) AS attempts,
-          (SELECT COUNT(*) FROM idempotency_keys WHERE lead_id IN (${store.list(3 * n + 1, n)})) AS keys`,
-        [...ids, ...ids, ...ids, ...ids],
-      );
+      const outbox = await this.outbox.countForLeads(ids);
+      const [keys] = await store.query<{ n: unknown }>(`SELECT COUNT(*) AS n FROM idempotency_keys WHERE lead_id IN (${store.list(1, n)})`, ids);
       counts.leads += n;
-      counts.webhook_messages += Number(found.messages);
-      counts.webhook_deliveries += Number(found.deliveries);
-      counts.webhook_attempts += Number(found.attempts);
-      counts.idempotency_keys += Number(found.keys);
+      counts.webhook_messages += outbox.messages;
+      counts.webhook_deliveries += outbox.deliveries;
+      counts.webhook_attempts += outbox.attempts;
+      counts.idempotency_keys += Number(keys.n);
       if (n < ERASURE_BATCH) break;
       const last = rows[n - 1];
       after = [
@@ -245,7 +242,7 @@ export class LeadEraser {
     now: number,
     registrationsOf: string | undefined,
   ): Steps<ErasedBatch & { messageIds: string[] }> {
-    const store = this.store;
+    const store = this.sql;
     const p = store.p.bind(store);
     const lock = store.postgres ? ('emailFolded' in selection ? ' FOR UPDATE' : ' FOR UPDATE SKIP LOCKED') : '';
     const leads =
@@ -266,7 +263,7 @@ export class LeadEraser {
     const leadIds = leads.map((row) => row.id as string);
     if (leadIds.length === 0) return { leadIds, counts, messageIds: [] };
 
-    const outbox = yield* store.forgetLeads(leadIds);
+    const outbox = yield* this.outbox.forgetLeads(leadIds);
     counts.webhook_messages = outbox.messageIds.length;
     counts.webhook_deliveries = outbox.deliveries;
     counts.webhook_attempts = outbox.attempts;
@@ -296,7 +293,7 @@ export class LeadEraser {
         wordings,
       ]).length;
     }
-    yield* store.enqueue('lead.erased', { lead_ids: leadIds, reason }, now);
+    yield* this.outbox.publish('lead.erased', { lead_ids: leadIds, reason }, now);
     return { leadIds, counts, messageIds: outbox.messageIds };
   }
 
@@ -305,7 +302,7 @@ export class LeadEraser {
    * is that address. The registrations that name it are found through the identity module's address index.
    */
   private *clearRegistrations(emailFolded: string): Steps<number> {
-    const p = this.store.p.bind(this.store);
+    const p = this.sql.p.bind(this.sql);
     const rows = yield* takeRegistrationsNaming(emailFolded, p);
     let changed = 0;
     for (const row of rows) {

@@ -12,7 +12,8 @@ const STATEMENT_CACHE = 256;
  * Transactions written once, as a generator that yields its statements: on PostgreSQL they run on one pooled
  * connection with awaits between them; on SQLite synchronously inside one better-sqlite3 transaction, because TypeORM
  * shares that one connection with every request, and a transaction held across an await would take in their
- * statements too. Used by the webhook outbox (WebhookStore) and the review of held leads (LeadScreeningService).
+ * statements too. The one transaction mechanism of the outbox (OutboxStore), erasure (src/data-subject/) and the review of
+ * held leads (LeadScreeningService).
  */
 export class StepTransactions {
   readonly postgres: boolean;
@@ -26,6 +27,18 @@ export class StepTransactions {
   /** `$n` on PostgreSQL, `?` on SQLite. */
   p(n: number): string {
     return this.postgres ? `$${n}` : '?';
+  }
+
+  /** `IN (…)` placeholders for `count` values from parameter `first` on. */
+  list(first: number, count: number): string {
+    return Array.from({ length: count }, (_, i) => this.p(first + i)).join(', ');
+  }
+
+  /** One statement outside a transaction. */
+  async query<T = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<T[]> {
+    const rows = await this.dataSource.query(sql, params);
+    // TypeORM answers an UPDATE … RETURNING on PostgreSQL as [rows, count].
+    return (this.postgres && Array.isArray(rows) && Array.isArray(rows[0]) ? rows[0] : rows) as T[];
   }
 
   async run<T>(steps: () => Steps<T>): Promise<T> {

@@ -1,5 +1,5 @@
 import { foldEmail } from '../leads/lead-rules.js';
-import type { Steps } from '../webhooks/webhook-store.js';
+import type { Steps } from '../database/step-transaction.js';
 
 /** A registration as the erasure clears an address from it. */
 export interface RegistrationNamingAddress {

@@ -5,7 +5,7 @@ import { AppConfig } from '../config/config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { serviceUnavailable } from '../problem/app-error.js';
 import { RateLimitStore } from '../rate-limit/rate-limit.store.js';
-import { WebhookStore } from '../webhooks/webhook-store.js';
+import { OutboxStore } from '../outbox/outbox-store.js';
 
 export type CheckState = 'up' | 'down';
 
@@ -26,7 +26,7 @@ export class HealthService {
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly rateLimits: RateLimitStore,
-    private readonly webhookStore: WebhookStore,
+    private readonly outboxStore: OutboxStore,
   ) {}
 
   /** The database is required; Redis, when configured, is not: without it limits are per instance and health is degraded. */
@@ -34,7 +34,7 @@ export class HealthService {
     let webhooks: HealthReport['webhooks'] = null;
     const database = await this.probe(async () => {
       await this.dataSource.query('SELECT 1');
-      const backlog = await this.webhookStore.backlog(Date.now());
+      const backlog = await this.outboxStore.backlog(Date.now());
       webhooks = { pending: backlog.pending, oldest_pending_age_seconds: backlog.oldestPendingAgeSeconds };
     });
     const checks: HealthReport['checks'] = { database };

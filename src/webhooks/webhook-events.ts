@@ -14,16 +14,6 @@ export const EVENT_TYPES = ['lead.received', 'lead.held', 'lead.erased', 'consen
 export const DEFAULT_EVENT_TYPES: readonly string[] = EVENT_TYPES.filter((type) => type !== 'lead.held');
 export const TEST_EVENT = 'webhook.test';
 
-/** A message id, the `webhook-id` of every attempt: `msg_` and a UUIDv7's hex digits, so ids sort by time. */
-export function messageId(uuid: string): string {
-  return `msg_${uuid.replaceAll('-', '')}`;
-}
-
-/** The body of every message: `{"type", "timestamp", "data"}`, serialised once and sent byte for byte on every attempt. */
-export function messagePayload(type: string, timestamp: Date, data: unknown): string {
-  return JSON.stringify({ type, timestamp: timestamp.toISOString(), data });
-}
-
 /** A new signing secret as Standard Webhooks writes it: `whsec_` and base64 of 32 random bytes. */
 export function newSecret(): string {
   return `whsec_${randomBytes(32).toString('base64')}`;

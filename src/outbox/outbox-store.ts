@@ -1,12 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { Database } from 'better-sqlite3';
 import { DataSource } from 'typeorm';
 import { StepTransactions, Steps } from '../database/step-transaction.js';
 import { uuidv7 } from '../database/uuid-v7.js';
-import { messageId, messagePayload } from './webhook-events.js';
-
-export type { Steps } from '../database/step-transaction.js';
+import type { Channel, ClaimedDelivery } from './channel.js';
+import { messageId, messagePayload } from './outbox-events.js';
 
 export type DeliveryState = 'pending' | 'delivered' | 'failed' | 'skipped';
 
@@ -17,20 +15,9 @@ export interface Outcome {
   step: number;
 }
 
-export interface ClaimedDelivery {
-  messageId: string;
-  endpointId: string;
-  attempts: number;
-  step: number;
-  leaseUntil: number;
-  eventType: string;
-  /** The exact body to sign and send; undefined when the message is gone (its endpoint was deleted meanwhile). */
-  payload?: string;
-}
-
 export interface AttemptRecord {
   messageId: string;
-  endpointId: string;
+  subscriberId: string;
   eventType: string;
   attempt: number;
   attemptedAt: number;
@@ -42,74 +29,67 @@ export interface AttemptRecord {
   nextAttemptAt: number | null;
 }
 
+/** One row of a subscriber's attempt log, as stored. */
+export type AttemptRow = Record<string, unknown>;
+
+/** The outbox's tables (named when webhooks were its only channel), for what maintains them whole (an erasure's VACUUM). */
+export const OUTBOX_TABLES = ['webhook_messages', 'webhook_deliveries', 'webhook_attempts'] as const;
+
 /** Messages fanned out, and skipped deliveries logged, per statement at most. */
 const BATCH = 200;
+/** Rows a replay or a subscriber's deletion handles per statement, with a turn of the event loop between statements. */
+const LARGE_BATCH = 1000;
 
 /**
- * The worker's SQL over the outbox tables (docs/decisions/0027-webhooks-outbox.md). A transaction is written once, as a
- * generator that yields its statements: on PostgreSQL it runs on one pooled connection with awaits between them; on
- * SQLite it runs synchronously inside one better-sqlite3 transaction, because TypeORM shares that one connection with
- * every request, and a transaction held across an await would take in their statements too.
+ * The one home of the outbox tables' SQL (docs/decisions/0027-webhooks-outbox.md, 0034-outbox-channels.md): messages,
+ * their deliveries (one per message and subscriber; `endpoint_id` names the subscriber) and the attempt log. The tables
+ * keep the names they had when webhooks were the only channel. Transactions are StepTransactions: generators of
+ * statements, which producers extend with their own (a lead's, an erasure's).
  */
 @Injectable()
-export class WebhookStore {
+export class OutboxStore {
   readonly postgres: boolean;
   private readonly transactions: StepTransactions;
 
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
+  constructor(@InjectDataSource() dataSource: DataSource) {
     this.transactions = new StepTransactions(dataSource);
     this.postgres = this.transactions.postgres;
   }
 
-  /** `$n` on PostgreSQL, `?` on SQLite. */
-  p(n: number): string {
-    return this.postgres ? `$${n}` : '?';
+  private p(n: number): string {
+    return this.transactions.p(n);
   }
 
-  async query<T = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<T[]> {
-    const rows = await this.dataSource.query(sql, params);
-    // TypeORM answers an UPDATE … RETURNING on PostgreSQL as [rows, count].
-    return (this.postgres && Array.isArray(rows) && Array.isArray(rows[0]) ? rows[0] : rows) as T[];
+  private list(first: number, count: number): string {
+    return this.transactions.list(first, count);
+  }
+
+  private query<T = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<T[]> {
+    return this.transactions.query<T>(sql, params);
   }
 
   transaction<T>(steps: () => Steps<T>): Promise<T> {
     return this.transactions.run(steps);
   }
 
-  /** The one SQLite connection TypeORM holds (SQLite only). */
-  sqlite(): Database {
-    return this.transactions.sqlite();
-  }
-
-  /** `IN (…)` placeholders for `count` values from parameter `first` on. */
-  list(first: number, count: number): string {
-    return Array.from({ length: count }, (_, i) => this.p(first + i)).join(', ');
-  }
-
   /**
-   * Gives the undispatched messages (oldest first, at most BATCH) one delivery per endpoint that exists, subscribes
-   * to the event and is no newer than the message (a test message: its own endpoint only): pending, or skipped (and
-   * logged) for a disabled endpoint. On PostgreSQL the messages are locked SKIP LOCKED, so instances share the work.
-   * Returns how many messages were fanned out.
+   * Gives the undispatched messages (oldest first, at most BATCH) one delivery per subscriber of the channel that
+   * exists, subscribes to the event and is no newer than the message (a message aimed at one subscriber: that one
+   * only): pending, or skipped (and logged) for a disabled one. On PostgreSQL the messages are locked SKIP LOCKED, so
+   * instances share the work. Returns how many messages were fanned out.
    */
-  fanOut(now: number): Promise<number> {
-    return this.transaction(() => this.fanOutSteps(now));
+  fanOut(channel: Channel, now: number): Promise<number> {
+    return this.transaction(() => this.fanOutSteps(channel, now));
   }
 
-  private *fanOutSteps(now: number): Steps<number> {
+  private *fanOutSteps(channel: Channel, now: number): Steps<number> {
     const p = this.p.bind(this);
     const messages = yield [
       `SELECT id, event_type, endpoint_id, created_at FROM webhook_messages WHERE dispatched_at IS NULL ORDER BY id LIMIT ${BATCH}${this.postgres ? ' FOR UPDATE SKIP LOCKED' : ''}`,
       [],
     ];
     if (messages.length === 0) return 0;
-    const endpoints = yield ['SELECT id, events, status, created_at FROM webhook_endpoints', []];
-    const subscribed = endpoints.map((e) => ({
-      id: e.id as string,
-      events: JSON.parse(e.events as string) as string[],
-      enabled: e.status === 'enabled',
-      createdAt: Number(e.created_at),
-    }));
+    const subscribed = yield* channel.subscriptions();
     const deliveries: unknown[][] = [];
     const skips: AttemptRecord[] = [];
     for (const message of messages) {
@@ -137,15 +117,16 @@ export class WebhookStore {
   }
 
   /**
-   * Leases up to `limit` due pending deliveries of enabled endpoints to `owner` until `leaseUntil`. One statement; on
+   * Leases up to `limit` due pending deliveries of enabled subscribers to `owner` until `leaseUntil`. One statement; on
    * PostgreSQL its rows are picked FOR UPDATE SKIP LOCKED, so two instances never claim the same row.
    */
-  async claim(owner: string, now: number, leaseUntil: number, limit: number, busyEndpoints: string[] = []): Promise<ClaimedDelivery[]> {
+  async claim(channel: Channel, owner: string, now: number, leaseUntil: number, limit: number, busySubscribers: string[] = []): Promise<ClaimedDelivery[]> {
     const p = this.p.bind(this);
-    // Endpoints with no room left on this instance are passed over, so that a slow one cannot take every slot.
-    const busy = busyEndpoints.length ? ` AND d.endpoint_id NOT IN (${this.list(5, busyEndpoints.length)})` : '';
-    const due = `SELECT d.message_id, d.endpoint_id FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
-      WHERE d.state = 'pending' AND d.next_attempt_at <= ${p(3)} AND (d.lease_until IS NULL OR d.lease_until < ${p(4)}) AND e.status = 'enabled'${busy}
+    const { table, enabled } = channel.subscribers;
+    // Subscribers with no room left on this instance are passed over, so that a slow one cannot take every slot.
+    const busy = busySubscribers.length ? ` AND d.endpoint_id NOT IN (${this.list(5, busySubscribers.length)})` : '';
+    const due = `SELECT d.message_id, d.endpoint_id FROM webhook_deliveries d JOIN ${table} e ON e.id = d.endpoint_id
+      WHERE d.state = 'pending' AND d.next_attempt_at <= ${p(3)} AND (d.lease_until IS NULL OR d.lease_until < ${p(4)}) AND (${enabled('e')})${busy}
       ORDER BY d.next_attempt_at LIMIT ${Math.floor(limit)}${this.postgres ? ' FOR UPDATE OF d SKIP LOCKED' : ''}`;
     const rows = await this.query<Record<string, unknown>>(
       this.postgres
@@ -153,7 +134,7 @@ export class WebhookStore {
              WHERE w.message_id = c.message_id AND w.endpoint_id = c.endpoint_id RETURNING w.message_id, w.endpoint_id, w.attempts, w.step`
         : `UPDATE webhook_deliveries SET lease_owner = ?, lease_until = ? WHERE (message_id, endpoint_id) IN (${due})
              RETURNING message_id, endpoint_id, attempts, step`,
-      [owner, leaseUntil, now, now, ...busyEndpoints],
+      [owner, leaseUntil, now, now, ...busySubscribers],
     );
     if (rows.length === 0) return [];
     // The bodies in one query for the whole batch, not one per attempt (bench/RESULTS.md, Webhooks).
@@ -164,7 +145,7 @@ export class WebhookStore {
     const byId = new Map(messages.map((message) => [message.id, message]));
     return rows.map((row) => ({
       messageId: row.message_id as string,
-      endpointId: row.endpoint_id as string,
+      subscriberId: row.endpoint_id as string,
       attempts: Number(row.attempts),
       step: Number(row.step),
       leaseUntil,
@@ -195,7 +176,7 @@ export class WebhookStore {
         const updated = yield [
           `UPDATE webhook_deliveries SET state = ?, attempts = ?, step = ?, next_attempt_at = ?, lease_owner = NULL, lease_until = NULL, updated_at = ?
             WHERE message_id = ? AND endpoint_id = ? AND lease_owner = ? RETURNING message_id`,
-          [state, record.attempt, step, record.nextAttemptAt, record.attemptedAt, record.messageId, record.endpointId, owner],
+          [state, record.attempt, step, record.nextAttemptAt, record.attemptedAt, record.messageId, record.subscriberId, owner],
         ];
         if (updated.length) yield* this.logAttempts([record]);
       }
@@ -205,7 +186,7 @@ export class WebhookStore {
     const tuple = (values: unknown[], types: string[]) => `(${values.map((value, i) => `${p(params.push(value))}::${types[i]}`).join(', ')})`;
     const next = outcomes.map(({ record, state, step }) =>
       tuple(
-        [record.messageId, record.endpointId, state, record.attempt, step, record.nextAttemptAt, record.attemptedAt],
+        [record.messageId, record.subscriberId, state, record.attempt, step, record.nextAttemptAt, record.attemptedAt],
         ['varchar', 'varchar', 'varchar', 'int', 'int', 'bigint', 'bigint'],
       ),
     );
@@ -226,23 +207,24 @@ export class WebhookStore {
   }
 
   /**
-   * Pending deliveries of disabled endpoints become skipped, one log row each, in batches; returns how many. Rows
-   * still leased are left to their worker, which skips them when it sees the endpoint disabled.
+   * Pending deliveries of disabled subscribers become skipped, one log row each, in batches; returns how many. Rows
+   * still leased are left to their worker, which skips them when it sees the subscriber disabled.
    */
-  skipDisabled(now: number): Promise<number> {
-    return this.transaction(() => this.skipDisabledSteps(now));
+  skipDisabled(channel: Channel, now: number): Promise<number> {
+    return this.transaction(() => this.skipDisabledSteps(channel, now));
   }
 
-  private *skipDisabledSteps(now: number): Steps<number> {
+  private *skipDisabledSteps(channel: Channel, now: number): Steps<number> {
     const p = this.p.bind(this);
-    // Without this look at the (small) endpoint table first, the UPDATE below walked every pending delivery on each
+    const { table, enabled } = channel.subscribers;
+    // Without this look at the (small) subscriber table first, the UPDATE below walked every pending delivery on each
     // turn of the worker, which turns once per attempt under load (bench/RESULTS.md, Webhooks).
-    const disabled = yield ["SELECT id FROM webhook_endpoints WHERE status = 'disabled' LIMIT 1", []];
+    const disabled = yield [`SELECT id FROM ${table} WHERE NOT (${enabled(table)}) LIMIT 1`, []];
     if (disabled.length === 0) return 0;
     const rows = yield [
       `UPDATE webhook_deliveries SET state = 'skipped', next_attempt_at = NULL, updated_at = ${p(1)}
-        WHERE (message_id, endpoint_id) IN (SELECT d.message_id, d.endpoint_id FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
-          WHERE d.state = 'pending' AND e.status = 'disabled' AND (d.lease_until IS NULL OR d.lease_until < ${p(2)}) LIMIT ${BATCH})
+        WHERE (message_id, endpoint_id) IN (SELECT d.message_id, d.endpoint_id FROM webhook_deliveries d JOIN ${table} e ON e.id = d.endpoint_id
+          WHERE d.state = 'pending' AND NOT (${enabled('e')}) AND (d.lease_until IS NULL OR d.lease_until < ${p(2)}) LIMIT ${BATCH})
         RETURNING message_id, endpoint_id, attempts`,
       [now, now],
     ];
@@ -290,8 +272,8 @@ export class WebhookStore {
     return { messageIds, deliveries, attempts };
   }
 
-  /** Writes a message for every subscribed endpoint (no lead of its own: `lead_id` null), in the caller's transaction. */
-  *enqueue(type: string, data: unknown, now: number): Steps<string> {
+  /** Writes a message for every subscriber of its event (no lead of its own: `lead_id` null), in the caller's transaction. */
+  *publish(type: string, data: unknown, now: number): Steps<string> {
     const id = messageId(uuidv7(now));
     const p = this.p.bind(this);
     yield [
@@ -299,6 +281,95 @@ export class WebhookStore {
       [id, type, messagePayload(type, new Date(now), data), now],
     ];
     return id;
+  }
+
+  /** What forgetLeads would remove for these leads, counted without a transaction (an erasure's dry run). */
+  async countForLeads(leadIds: readonly string[]): Promise<{ messages: number; deliveries: number; attempts: number }> {
+    if (leadIds.length === 0) return { messages: 0, deliveries: 0, attempts: 0 };
+    const n = leadIds.length;
+    // The same list three times: SQLite's ? placeholders are positional.
+    const [found] = await this.query<Record<'messages' | 'deliveries' | 'attempts', unknown>>(
+      `SELECT (SELECT COUNT(*) FROM webhook_messages WHERE lead_id IN (${this.list(1, n)})) AS messages,
+        (SELECT COUNT(*) FROM webhook_deliveries d JOIN webhook_messages m ON m.id = d.message_id WHERE m.lead_id IN (${this.list(n + 1, n)})) AS deliveries,
+        (SELECT COUNT(*) FROM webhook_attempts a JOIN webhook_messages m ON m.id = a.message_id WHERE m.lead_id IN (${this.list(2 * n + 1, n)})) AS attempts`,
+      [...leadIds, ...leadIds, ...leadIds],
+    );
+    return { messages: Number(found.messages), deliveries: Number(found.deliveries), attempts: Number(found.attempts) };
+  }
+
+  /**
+   * A subscriber's deliveries and attempt log, before the subscriber itself goes: in batches with a turn between them
+   * (one cascade over a large log held the event loop).
+   */
+  async forgetSubscriber(subscriberId: string): Promise<void> {
+    const p = this.p.bind(this);
+    for (const [table, key] of [
+      ['webhook_deliveries', 'message_id'],
+      ['webhook_attempts', 'id'],
+    ]) {
+      for (;;) {
+        const rows = await this.query(
+          `DELETE FROM ${table} WHERE endpoint_id = ${p(1)} AND ${key} IN (SELECT ${key} FROM ${table} WHERE endpoint_id = ${p(2)} LIMIT ${LARGE_BATCH}) RETURNING ${key}`,
+          [subscriberId, subscriberId],
+        );
+        if (rows.length < LARGE_BATCH) break;
+        await nextTurn();
+      }
+    }
+  }
+
+  /**
+   * The subscriber's messages created in [since, until) are due again, each as a new series of attempts. In keyset
+   * batches with a turn of the event loop between them: a replay of a year must not hold it. Returns how many.
+   */
+  async replay(subscriberId: string, since: number, until: number | undefined, now: number): Promise<number> {
+    const p = this.p.bind(this);
+    let after: [number, string] | undefined;
+    let replayed = 0;
+    for (;;) {
+      const from = after ? `(message_created_at, message_id) > (${p(3)}, ${p(4)})` : `message_created_at >= ${p(3)}`;
+      const rows = await this.query<{ message_id: string; message_created_at: unknown }>(
+        `SELECT message_id, message_created_at FROM webhook_deliveries WHERE endpoint_id = ${p(1)} AND message_created_at < ${p(2)} AND ${from}
+          ORDER BY message_created_at, message_id LIMIT ${LARGE_BATCH}`,
+        [subscriberId, until ?? Number.MAX_SAFE_INTEGER, ...(after ?? [since])],
+      );
+      if (rows.length === 0) break;
+      const ids = rows.map((row) => row.message_id);
+      const updated = await this.query(
+        `UPDATE webhook_deliveries SET state = 'pending', step = 0, next_attempt_at = ${p(1)}, updated_at = ${p(2)}
+          WHERE endpoint_id = ${p(3)} AND message_id IN (${this.list(4, ids.length)}) RETURNING message_id`,
+        [now, now, subscriberId, ...ids],
+      );
+      replayed += updated.length;
+      if (rows.length < LARGE_BATCH) break;
+      const last = rows[rows.length - 1];
+      after = [Number(last.message_created_at), last.message_id];
+      await nextTurn();
+    }
+    return replayed;
+  }
+
+  /**
+   * One page of a subscriber's attempt log, newest first: `limit + 1` rows (the extra one says there is a next page),
+   * of one message when `messageId` is given, before the `before` key (`attempted_at`, `id`) when given.
+   */
+  attempts(subscriberId: string, limit: number, messageId?: string, before?: [number, string]): Promise<AttemptRow[]> {
+    const p = this.p.bind(this);
+    const params: unknown[] = [subscriberId];
+    let where = `endpoint_id = ${p(1)}`;
+    if (messageId !== undefined) {
+      params.push(messageId);
+      where += ` AND message_id = ${p(params.length)}`;
+    }
+    if (before !== undefined) {
+      params.push(before[0], before[0], before[1]);
+      where += ` AND (attempted_at < ${p(params.length - 2)} OR (attempted_at = ${p(params.length - 1)} AND id < ${p(params.length)}))`;
+    }
+    return this.query<AttemptRow>(
+      `SELECT id, message_id, event_type, attempt, attempted_at, outcome, status_code, error, latency_ms, response_body, next_attempt_at
+        FROM webhook_attempts WHERE ${where} ORDER BY attempted_at DESC, id DESC LIMIT ${limit + 1}`,
+      params,
+    );
   }
 
   /**
@@ -335,12 +406,14 @@ export class WebhookStore {
   }
 }
 
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
 /** A log row's values, in the column order of both INSERTs into webhook_attempts. */
 function attemptRow(r: AttemptRecord): unknown[] {
   return [
     uuidv7(r.attemptedAt),
     r.messageId,
-    r.endpointId,
+    r.subscriberId,
     r.eventType,
     r.attempt,
     r.attemptedAt,
@@ -353,10 +426,10 @@ function attemptRow(r: AttemptRecord): unknown[] {
   ];
 }
 
-export function skipRecord(messageId: string, endpointId: string, eventType: string, attempt: number, now: number): AttemptRecord {
+export function skipRecord(messageId: string, subscriberId: string, eventType: string, attempt: number, now: number): AttemptRecord {
   return {
     messageId,
-    endpointId,
+    subscriberId,
     eventType,
     attempt,
     attemptedAt: now,

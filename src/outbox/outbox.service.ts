@@ -1,0 +1,149 @@
+import { Injectable, OnApplicationBootstrap, OnModuleInit } from '@nestjs/common';
+import type { Steps } from '../database/step-transaction.js';
+import { uuidv7 } from '../database/uuid-v7.js';
+import { leadViewOf } from '../leads/lead-reader.service.js';
+import { LeadScreeningService } from '../leads/lead-screening.service.js';
+import { LeadWriter } from '../leads/lead-writer.service.js';
+import type { ScreeningVerdict } from '../screening/screening.js';
+import type { Channel } from './channel.js';
+import { messageId, messagePayload } from './outbox-events.js';
+import { OutboxMessage } from './outbox-message.entity.js';
+import { OutboxStore } from './outbox-store.js';
+import { OutboxWorker } from './outbox-worker.service.js';
+
+/** The message a new lead writes, by its screening verdict. */
+const INTAKE_EVENTS: Record<ScreeningVerdict, string | undefined> = { accepted: 'lead.received', held: 'lead.held', spam: undefined };
+
+/**
+ * The producer side of the outbox (docs/decisions/0034-outbox-channels.md), one API for every event: a lead's
+ * `lead.received` or `lead.held` is written in the transaction that stores it (LeadWriter.alsoWrite), a released lead's
+ * `lead.received` in the release's (LeadScreeningService.onRelease); `publish` adds an event to any other step
+ * transaction (an erasure's `lead.erased`, a revocation's `consent.revoked`); `message` is a row aimed at one
+ * subscriber (a channel's test). Channels plug in with `register`.
+ */
+@Injectable()
+export class Outbox implements OnModuleInit, OnApplicationBootstrap {
+  private readonly channels: Channel[] = [];
+  /**
+   * False only on SQLite (one instance), while this process knows that no subscriber exists: a lead is then stored
+   * without its message, which no subscriber could ever get (the fan-out gives a subscriber the messages created no
+   * earlier than itself). Measured: `faf0218` served 1.28× this lead path with the message, 1.18× without it
+   * (bench/RESULTS.md, "The lead path against faf0218"). PostgreSQL always writes it: another instance may have just
+   * created a subscriber.
+   */
+  private subscribersMayExist = true;
+  /** Subscriber creations begun, and those not yet finished: a count taken meanwhile may miss one. */
+  private creations = 0;
+  private creating = 0;
+  /** The latest message left out: a subscriber created later is dated after it. */
+  private leftOutUpTo = 0;
+
+  constructor(
+    private readonly store: OutboxStore,
+    private readonly worker: OutboxWorker,
+    private readonly writer: LeadWriter,
+    private readonly screening: LeadScreeningService,
+  ) {}
+
+  register(channel: Channel): void {
+    this.worker.register(channel);
+    this.channels.push(channel);
+  }
+
+  onModuleInit(): void {
+    this.writer.alsoWrite(OutboxMessage, (lead) => {
+      // At intake an accepted lead is announced, a held one only to subscribers that ask for lead.held, spam to nobody;
+      // a held or spam lead gets its lead.received when a person first releases it (below).
+      const eventType = INTAKE_EVENTS[lead.screeningVerdict];
+      if (eventType === undefined || this.leaveOut(lead.receivedAt)) return [];
+      return [this.message(eventType, lead.receivedAt, leadViewOf(lead), lead.id)];
+    });
+    this.writer.afterCommit(() => this.wakeIfSubscribed());
+    // A held or spam lead's first release announces it, with the view it has then (its verdict by the operator).
+    this.screening.onRelease(OutboxMessage, (lead, releasedAt) =>
+      this.leaveOut(releasedAt) ? [] : [this.message('lead.received', releasedAt, lead, lead.id)],
+    );
+    this.screening.afterRelease(() => this.wakeIfSubscribed());
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    await this.subscribersChanged();
+  }
+
+  /** A message row, written by the caller in its own transaction (with its lead, or alone for one subscriber). */
+  message(eventType: string, at: Date, data: unknown, leadId: string | null, subscriberId: string | null = null): OutboxMessage {
+    return {
+      id: messageId(uuidv7(at.getTime())),
+      eventType,
+      payload: messagePayload(eventType, at, data),
+      leadId,
+      subscriberId,
+      createdAt: at.getTime(),
+      dispatchedAt: null,
+    };
+  }
+
+  /** Writes an event for every subscriber of its type in the caller's step transaction; wake() after its commit. */
+  publish(type: string, data: unknown, now: number): Steps<string> {
+    return this.store.publish(type, data, now);
+  }
+
+  /** Removes the outbox's messages, deliveries and attempt log of these leads, in an erasure's step transaction. */
+  forgetLeads(leadIds: readonly string[]): Steps<{ messageIds: string[]; deliveries: number; attempts: number }> {
+    return this.store.forgetLeads(leadIds);
+  }
+
+  /** What forgetLeads would remove (an erasure's dry run). */
+  countForLeads(leadIds: readonly string[]): Promise<{ messages: number; deliveries: number; attempts: number }> {
+    return this.store.countForLeads(leadIds);
+  }
+
+  /** New messages were committed on this instance. */
+  wake(): void {
+    this.worker.wake();
+  }
+
+  /** These messages were erased: their leased deliveries not yet started here must not be sent. */
+  forget(messageIds: readonly string[]): void {
+    this.worker.forget(messageIds);
+  }
+
+  /**
+   * A channel creates a subscriber through this: from here on lead messages are written, and `create` gets the
+   * earliest time the new subscriber may be dated (after every message left out).
+   */
+  async subscribing<T>(create: (notBefore: number) => Promise<T>): Promise<T> {
+    this.subscribersMayExist = true;
+    this.creations++;
+    this.creating++;
+    try {
+      return await create(this.leftOutUpTo + 1);
+    } finally {
+      this.creating--;
+    }
+  }
+
+  /**
+   * SQLite: learns whether any channel has a subscriber (after a deletion, and at start), unless a creation under way
+   * could make the answer wrong. A count that fails leaves the messages on.
+   */
+  async subscribersChanged(): Promise<void> {
+    if (this.store.postgres || this.creating > 0) return;
+    const creations = this.creations;
+    const exist = await Promise.all(this.channels.map((channel) => channel.hasSubscribers())).then(
+      (answers) => answers.some(Boolean),
+      () => true,
+    );
+    if (creations === this.creations) this.subscribersMayExist = exist;
+  }
+
+  private leaveOut(at: Date): boolean {
+    if (this.subscribersMayExist) return false;
+    this.leftOutUpTo = Math.max(this.leftOutUpTo, at.getTime());
+    return true;
+  }
+
+  private wakeIfSubscribed(): void {
+    if (this.subscribersMayExist) this.worker.wake();
+  }
+}
