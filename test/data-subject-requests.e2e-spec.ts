@@ -225,8 +225,10 @@ describe('data-subject requests', () => {
   it('erasure removes the person from every table, keeps everyone else, cancels a pending delivery and tells receivers', async () => {
     const receiver = await WebhookReceiver.start();
     try {
-      // The receiver echoes what it got, so the attempt log holds the person's data until the erasure.
-      receiver.planned.push({ status: 500, body: 'got Zuleica Quixadá zuleica.q@example.org' });
+      // The receiver echoes what it got, so the attempt log holds the person's data until the erasure. Its Retry-After
+      // keeps the retry pending past the erasure whatever the machine's speed (a retry already on the wire cannot be
+      // recalled; lead.erased follows it).
+      receiver.planned.push({ status: 503, headers: { 'retry-after': '120' }, body: 'got Zuleica Quixadá zuleica.q@example.org' });
       const endpoint = await t.http.post('/api/v1/webhooks').set('Authorization', `Bearer ${manager}`).send({ url: receiver.url }).then(expectContract);
       expect(endpoint.body.events).toEqual(['lead.received', 'lead.erased', 'consent.revoked']);
       const shared = `Aceito comunicações (compartilhado ${uuidv7()}).`;
