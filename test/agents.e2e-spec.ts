@@ -217,7 +217,7 @@ describe('agents: registration, token exchange, discovery and bearer authenticat
         resource: BASE,
         authorization_servers: [BASE],
         bearer_methods_supported: ['header'],
-        scopes_supported: ['leads:write', 'leads:read', 'leads:export', 'webhooks:manage', 'leads:erase', 'leads:screen'],
+        scopes_supported: ['leads:write', 'leads:read', 'leads:export', 'webhooks:manage', 'leads:erase', 'leads:screen', 'notifications:manage'],
         resource_name: 'Leads API',
         resource_documentation: `${BASE}/docs/agents`,
       });
@@ -237,7 +237,7 @@ describe('agents: registration, token exchange, discovery and bearer authenticat
         grant_types_supported: [JWT_BEARER, 'client_credentials'],
         token_endpoint_auth_methods_supported: ['none', 'client_secret_basic', 'client_secret_post'],
         revocation_endpoint_auth_methods_supported: ['none'],
-        scopes_supported: ['leads:write', 'leads:read', 'leads:export', 'webhooks:manage', 'leads:erase', 'leads:screen'],
+        scopes_supported: ['leads:write', 'leads:read', 'leads:export', 'webhooks:manage', 'leads:erase', 'leads:screen', 'notifications:manage'],
         service_documentation: `${BASE}/docs/agents`,
         agent_auth: {
           identity_endpoint: `${BASE}/api/v1/agent/identity`,

@@ -403,7 +403,7 @@ describe('operator clients', () => {
       expect(res.body).toMatchObject({
         grant_types_supported: [JWT_BEARER, 'client_credentials'],
         token_endpoint_auth_methods_supported: ['none', 'client_secret_basic', 'client_secret_post'],
-        scopes_supported: ['leads:write', 'leads:read', 'leads:export', 'webhooks:manage', 'leads:erase', 'leads:screen'],
+        scopes_supported: ['leads:write', 'leads:read', 'leads:export', 'webhooks:manage', 'leads:erase', 'leads:screen', 'notifications:manage'],
       });
       const resource = await t.http.get('/.well-known/oauth-protected-resource').then(expectContract);
       expect(resource.body.scopes_supported).toEqual(res.body.scopes_supported);
@@ -422,6 +422,7 @@ describe('operator clients', () => {
         'webhooks:manage',
         'leads:erase',
         'leads:screen',
+        'notifications:manage',
       ]);
       // Swagger UI resolves tokenUrl against the selected server, which is relative: the origin that served the page.
       expect(contract.body.servers).toEqual([expect.objectContaining({ url: '/' })]);

@@ -10,6 +10,7 @@ export const OPERATOR_SCOPES: readonly string[] = Object.freeze([
   'webhooks:manage',
   'leads:erase',
   'leads:screen',
+  'notifications:manage',
 ]);
 export const ALL_SCOPES: readonly string[] = Object.freeze([...new Set([...AGENT_SCOPES, ...OPERATOR_SCOPES])]);
 

@@ -67,6 +67,17 @@ describe('loadConfig', () => {
         rateLimitFormToken: { limit: 60, windowSeconds: 60 },
         screeningRules: new Set(SCREENING_RULE_NAMES),
         screeningAllowDomains: new Set(),
+        mail: {
+          smtpUrl: null,
+          smtpUser: null,
+          smtpPassword: null,
+          requireTls: false,
+          from: 'leads@localhost.localdomain',
+          unsubscribeMailto: null,
+          dkim: null,
+          retrySchedule: [5000, 20_000, 60_000, 300_000, 1_800_000, 7_200_000, 21_600_000],
+        },
+        notifyDigestAt: { hour: 8, minute: 0 },
         secretsKey: undefined,
         webhooks: {
           retrySchedule: [5000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],

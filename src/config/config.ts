@@ -1,3 +1,4 @@
+import { createPrivateKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
@@ -100,12 +101,36 @@ export interface AppConfig {
   /** E-mail domains the disposable-address rule never holds (SCREENING_ALLOW_DOMAINS), lower case. */
   screeningAllowDomains: ReadonlySet<string>;
   webhooks: WebhookConfig;
+  /** Outgoing e-mail (docs/decisions/0035-email-notifications.md). */
+  mail: MailConfig;
+  /** When the daily digest goes out, as hours and minutes on the TIME_ZONE clock (NOTIFY_DIGEST_AT, default 08:00). */
+  notifyDigestAt: { hour: number; minute: number };
   /**
    * The 32-byte key that seals stored secrets (signing keys, webhook secrets). Unset: on SQLite a key file in DATA_DIR;
    * PostgreSQL needs it (src/secrets/secrets-key.ts), but maintenance commands that read no secret run without it.
    */
   secretsKey?: Buffer;
   version: string;
+}
+
+export interface MailConfig {
+  /**
+   * SMTP_URL (`smtp://` or `smtps://`, credentials in it or in SMTP_USER/SMTP_PASSWORD); null writes every message as
+   * an .eml file under DATA_DIR/mail/ instead.
+   */
+  smtpUrl: string | null;
+  smtpUser: string | null;
+  smtpPassword: string | null;
+  /** STARTTLS made mandatory (SMTP_REQUIRE_TLS); otherwise used whenever the server offers it. */
+  requireTls: boolean;
+  /** MAIL_FROM: the sender, an address or `Name <address>`; default `leads@` the PUBLIC_BASE_URL host. */
+  from: string;
+  /** MAIL_UNSUBSCRIBE_MAILTO: a mailbox someone reads, offered as a `mailto:` in List-Unsubscribe; null offers none. */
+  unsubscribeMailto: string | null;
+  /** DKIM signing (DKIM_DOMAIN, DKIM_SELECTOR, DKIM_PRIVATE_KEY: all three or none). */
+  dkim: { domain: string; selector: string; privateKey: string } | null;
+  /** EMAIL_RETRY_SCHEDULE: delays of the retries after a 4xx or a connection failure. */
+  retrySchedule: number[];
 }
 
 export type CaptchaProvider = 'turnstile' | 'hcaptcha';
@@ -251,6 +276,8 @@ export function loadConfig(env: Env = process.env, stdoutIsTerminal = process.st
       pollIntervalMs: parseDuration('WEBHOOK_POLL_INTERVAL', value('WEBHOOK_POLL_INTERVAL') ?? '1s', 10, 60_000),
       maxEndpoints: parseInteger('WEBHOOK_MAX_ENDPOINTS', value('WEBHOOK_MAX_ENDPOINTS'), 50, 1, 1000),
     }),
+    mail: parseMail(value, port),
+    notifyDigestAt: parseClockTime('NOTIFY_DIGEST_AT', value('NOTIFY_DIGEST_AT') ?? '08:00'),
     secretsKey: parseSecretsKey(value('SECRETS_KEY')),
     version: packageVersion(),
   });
@@ -384,6 +411,53 @@ function parseDurations(name: string, raw: string): number[] {
   const parts = raw.split(',').map((part) => part.trim());
   if (parts.length > 20) throw new ConfigError(name, 'may list at most 20 delays');
   return parts.map((part) => parseDuration(name, part, 0, 30 * DAY_MS));
+}
+
+/** An address as a mail header takes it: `local@domain`, no spaces, angle brackets or line breaks. */
+const MAIL_ADDRESS = /^[^\s<>@",;:]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*$/;
+
+function parseMail(value: (name: string) => string | undefined, port: number): Readonly<MailConfig> {
+  const smtpUrl = parseUrl('SMTP_URL', value('SMTP_URL'), ['smtp:', 'smtps:']) ?? null;
+  const host = new URL(value('PUBLIC_BASE_URL') ?? `http://localhost:${port || 3000}`).hostname;
+  // An IP address or a single label (localhost) is no mail domain.
+  const from = value('MAIL_FROM') ?? `leads@${host.includes('.') && isIP(host.replace(/^\[|\]$/g, '')) === 0 ? host : 'localhost.localdomain'}`;
+  const fromAddress = /<([^<>]*)>\s*$/.exec(from)?.[1] ?? from;
+  if (!MAIL_ADDRESS.test(fromAddress) || /[\r\n]/.test(from)) {
+    throw new ConfigError('MAIL_FROM', 'must be an e-mail address, alone or as Name <address>');
+  }
+  const mailto = value('MAIL_UNSUBSCRIBE_MAILTO') ?? null;
+  if (mailto !== null && !MAIL_ADDRESS.test(mailto)) throw new ConfigError('MAIL_UNSUBSCRIBE_MAILTO', 'must be an e-mail address');
+  const dkimParts = [value('DKIM_DOMAIN'), value('DKIM_SELECTOR'), value('DKIM_PRIVATE_KEY')];
+  if (dkimParts.some((part) => part !== undefined) && !dkimParts.every((part) => part !== undefined)) {
+    throw new ConfigError('DKIM_DOMAIN', 'DKIM_DOMAIN, DKIM_SELECTOR and DKIM_PRIVATE_KEY go together: set all three or none');
+  }
+  let dkim: MailConfig['dkim'] = null;
+  if (dkimParts[0] !== undefined) {
+    // A PEM key in one environment line may carry its line breaks as \n.
+    const privateKey = dkimParts[2]!.replaceAll('\\n', '\n');
+    try {
+      createPrivateKey(privateKey);
+    } catch {
+      throw new ConfigError('DKIM_PRIVATE_KEY', 'must be a PEM private key (RSA or Ed25519)');
+    }
+    dkim = Object.freeze({ domain: dkimParts[0], selector: dkimParts[1]!, privateKey });
+  }
+  return Object.freeze({
+    smtpUrl,
+    smtpUser: value('SMTP_USER') ?? null,
+    smtpPassword: value('SMTP_PASSWORD') ?? null,
+    requireTls: parseBoolean('SMTP_REQUIRE_TLS', value('SMTP_REQUIRE_TLS'), false),
+    from,
+    unsubscribeMailto: mailto,
+    dkim,
+    retrySchedule: parseDurations('EMAIL_RETRY_SCHEDULE', value('EMAIL_RETRY_SCHEDULE') ?? '5s,20s,1m,5m,30m,2h,6h'),
+  });
+}
+
+function parseClockTime(name: string, raw: string): { hour: number; minute: number } {
+  const match = /^([01]\d|2[0-3]):([0-5]\d)$/.exec(raw);
+  if (!match) throw new ConfigError(name, 'must be a time of day as HH:MM, such as 08:00');
+  return Object.freeze({ hour: Number(match[1]), minute: Number(match[2]) });
 }
 
 function parseBoolean(name: string, raw: string | undefined, fallback: boolean): boolean {
