@@ -272,13 +272,16 @@ export class OutboxStore {
     return { messageIds, deliveries, attempts };
   }
 
-  /** Writes a message for every subscriber of its event (no lead of its own: `lead_id` null), in the caller's transaction. */
-  *publish(type: string, data: unknown, now: number): Steps<string> {
+  /**
+   * Writes a message (no lead of its own: `lead_id` null) for every subscriber of its event, or for one subscriber of
+   * any channel when `subscriberId` is given (a confirmation, a digest), in the caller's transaction.
+   */
+  *publish(type: string, data: unknown, now: number, subscriberId: string | null = null): Steps<string> {
     const id = messageId(uuidv7(now));
     const p = this.p.bind(this);
     yield [
-      `INSERT INTO webhook_messages (id, event_type, payload, lead_id, endpoint_id, created_at, dispatched_at) VALUES (${p(1)}, ${p(2)}, ${p(3)}, NULL, NULL, ${p(4)}, NULL)`,
-      [id, type, messagePayload(type, new Date(now), data), now],
+      `INSERT INTO webhook_messages (id, event_type, payload, lead_id, endpoint_id, created_at, dispatched_at) VALUES (${p(1)}, ${p(2)}, ${p(3)}, NULL, ${p(4)}, ${p(5)}, NULL)`,
+      [id, type, messagePayload(type, new Date(now), data), subscriberId, now],
     ];
     return id;
   }

@@ -83,9 +83,12 @@ export class Outbox implements OnModuleInit, OnApplicationBootstrap {
     };
   }
 
-  /** Writes an event for every subscriber of its type in the caller's step transaction; wake() after its commit. */
-  publish(type: string, data: unknown, now: number): Steps<string> {
-    return this.store.publish(type, data, now);
+  /**
+   * Writes an event for every subscriber of its type, or for the one subscriber named, in the caller's step
+   * transaction; wake() after its commit.
+   */
+  publish(type: string, data: unknown, now: number, subscriberId: string | null = null): Steps<string> {
+    return this.store.publish(type, data, now, subscriberId);
   }
 
   /** Removes the outbox's messages, deliveries and attempt log of these leads, in an erasure's step transaction. */
