@@ -44,7 +44,9 @@ describe.each(kinds)('1765600000000-outbox-channels on %s, over outbox rows stor
   it("names every delivery and attempt 'webhook', keeps every row and index, and lets a subscriber be another table's row", async () => {
     await runMigrations(dataSource);
     await dataSource.query(
-      sql(`INSERT INTO webhook_endpoints (id, url, events, secret, status, created_at, updated_at) VALUES ($1, 'https://r.example/h', '["lead.received"]', 's', 'enabled', $2, $3)`),
+      sql(
+        `INSERT INTO webhook_endpoints (id, url, events, secret, status, created_at, updated_at) VALUES ($1, 'https://r.example/h', '["lead.received"]', 's', 'enabled', $2, $3)`,
+      ),
       [endpoint, now, now],
     );
     for (const id of ['msg_a', 'msg_b']) {
@@ -64,7 +66,8 @@ describe.each(kinds)('1765600000000-outbox-channels on %s, over outbox rows stor
       [endpoint, now, now + 5000],
     );
     const before = await indexes();
-    const deliveries = 'SELECT message_id, endpoint_id, message_created_at, state, attempts, step, next_attempt_at, lease_owner, lease_until, updated_at FROM webhook_deliveries ORDER BY message_id';
+    const deliveries =
+      'SELECT message_id, endpoint_id, message_created_at, state, attempts, step, next_attempt_at, lease_owner, lease_until, updated_at FROM webhook_deliveries ORDER BY message_id';
     const attempts = 'SELECT * FROM webhook_attempts';
     const deliveryRows = (await dataSource.query(deliveries)) as Record<string, unknown>[];
     const attemptRows = (await dataSource.query(attempts)) as Record<string, unknown>[];
@@ -88,7 +91,9 @@ describe.each(kinds)('1765600000000-outbox-channels on %s, over outbox rows stor
     );
     await expect(
       dataSource.query(
-        sql(`INSERT INTO webhook_deliveries (message_id, endpoint_id, message_created_at, state, attempts, step, updated_at) VALUES ('msg_a', $1, $2, 'pending', 0, 0, $3)`),
+        sql(
+          `INSERT INTO webhook_deliveries (message_id, endpoint_id, message_created_at, state, attempts, step, updated_at) VALUES ('msg_a', $1, $2, 'pending', 0, 0, $3)`,
+        ),
         [other, now, now],
       ),
     ).rejects.toThrow(/null|NOT NULL/i);

@@ -244,7 +244,9 @@ export class OutboxStore {
     const types = yield [`SELECT id, event_type FROM webhook_messages WHERE id IN (${this.list(1, rows.length)})`, rows.map((row) => row.message_id)];
     const typeOf = new Map(types.map((row) => [row.id as string, row.event_type as string]));
     yield* this.logAttempts(
-      rows.map((row) => skipRecord(channel.name, row.message_id as string, row.endpoint_id as string, typeOf.get(row.message_id as string) ?? '', Number(row.attempts), now)),
+      rows.map((row) =>
+        skipRecord(channel.name, row.message_id as string, row.endpoint_id as string, typeOf.get(row.message_id as string) ?? '', Number(row.attempts), now),
+      ),
     );
     return rows.length;
   }
@@ -254,10 +256,7 @@ export class OutboxStore {
     for (let start = 0; start < records.length; start += BATCH) {
       const rows = records.slice(start, start + BATCH);
       const tuples = rows.map((_, i) => `(${Array.from({ length: ATTEMPT_WIDTH }, (__, k) => p(i * ATTEMPT_WIDTH + k + 1)).join(', ')})`);
-      yield [
-        `INSERT INTO webhook_attempts (${ATTEMPT_COLUMNS}) VALUES ${tuples.join(', ')}`,
-        rows.flatMap(attemptRow),
-      ];
+      yield [`INSERT INTO webhook_attempts (${ATTEMPT_COLUMNS}) VALUES ${tuples.join(', ')}`, rows.flatMap(attemptRow)];
     }
   }
 

@@ -163,7 +163,11 @@ export class OutboxWorker implements OnApplicationBootstrap, OnModuleDestroy {
     const drained = new Set<Channel>();
     let more = false;
     for (const borrow of [false, true]) {
-      for (const [channel, want] of this.leaseShares(channels.filter((c) => !drained.has(c)), channels, borrow)) {
+      for (const [channel, want] of this.leaseShares(
+        channels.filter((c) => !drained.has(c)),
+        channels,
+        borrow,
+      )) {
         if (await this.lease(channel, now, want)) more = true;
         else drained.add(channel);
       }
@@ -346,7 +350,12 @@ export class OutboxWorker implements OnApplicationBootstrap, OnModuleDestroy {
     if (disableReason) {
       subscriber.enabled = false;
       this.logger.error(
-        { channel: channel.name, subscriber_id: subscriber.id, cause: gone === null ? 'failing_too_long' : 'gone', failing_since: isoOrNull(subscriber.failingSince) },
+        {
+          channel: channel.name,
+          subscriber_id: subscriber.id,
+          cause: gone === null ? 'failing_too_long' : 'gone',
+          failing_since: isoOrNull(subscriber.failingSince),
+        },
         'subscriber disabled',
       );
     }

@@ -116,18 +116,19 @@ describe.each(kinds)('the outbox on %s', (kind) => {
   });
   beforeEach(async () => {
     logged.length = 0;
-    for (const table of ['webhook_attempts', 'webhook_deliveries', 'webhook_messages', 'webhook_endpoints', OTHER_TABLE]) await sql.query(`DELETE FROM ${table}`);
+    for (const table of ['webhook_attempts', 'webhook_deliveries', 'webhook_messages', 'webhook_endpoints', OTHER_TABLE])
+      await sql.query(`DELETE FROM ${table}`);
   });
 
-  async function subscriber(
-    events: string[],
-    options: { status?: string; createdAt?: number; failingSince?: number; table?: string } = {},
-  ): Promise<string> {
+  async function subscriber(events: string[], options: { status?: string; createdAt?: number; failingSince?: number; table?: string } = {}): Promise<string> {
     const id = uuidv7();
     const createdAt = options.createdAt ?? Date.now() - 60_000;
     const values = [id, JSON.stringify(events), options.status ?? 'enabled', options.failingSince ?? null, createdAt, createdAt];
     await (options.table === OTHER_TABLE
-      ? sql.query(`INSERT INTO ${OTHER_TABLE} (id, events, status, failing_since, created_at, updated_at) VALUES (${[1, 2, 3, 4, 5, 6].map(p).join(', ')})`, values)
+      ? sql.query(
+          `INSERT INTO ${OTHER_TABLE} (id, events, status, failing_since, created_at, updated_at) VALUES (${[1, 2, 3, 4, 5, 6].map(p).join(', ')})`,
+          values,
+        )
       : sql.query(
           `INSERT INTO webhook_endpoints (id, events, status, failing_since, created_at, updated_at, url, secret) VALUES (${[1, 2, 3, 4, 5, 6, 7, 8].map(p).join(', ')})`,
           [...values, 'https://receiver.example/hook', 'sealed'],
@@ -335,7 +336,10 @@ describe.each(kinds)('the outbox on %s', (kind) => {
     });
 
     describe('with two channels', () => {
-      const two = () => [new ScriptedChannel(dataSource, [3_600_000], 3_600_000), new ScriptedChannel(dataSource, [3_600_000], 3_600_000, 'other', OTHER_TABLE)];
+      const two = () => [
+        new ScriptedChannel(dataSource, [3_600_000], 3_600_000),
+        new ScriptedChannel(dataSource, [3_600_000], 3_600_000, 'other', OTHER_TABLE),
+      ];
 
       it('fans a message out to the subscribers of both, and a message for one subscriber to whichever channel has it', async () => {
         const [first, second] = two();
@@ -406,14 +410,18 @@ describe.each(kinds)('the outbox on %s', (kind) => {
           const healthy = await subscriber(['lead.received'], { table: OTHER_TABLE });
           const later = [await publish('lead.received'), await publish('lead.received')];
           worker!.wake();
-          const rows = await until(deliveries, (rows) => later.every((id) => rows.some((r) => r.message_id === id && r.endpoint_id === healthy && r.state === 'delivered')));
+          const rows = await until(deliveries, (rows) =>
+            later.every((id) => rows.some((r) => r.message_id === id && r.endpoint_id === healthy && r.state === 'delivered')),
+          );
           expect(rows.filter((row) => row.endpoint_id === hung).every((row) => row.state === 'pending' && Number(row.attempts) === 0)).toBe(true);
           expect(rows.filter((row) => row.endpoint_id === failing).every((row) => row.state === 'pending' && Number(row.attempts) === 1)).toBe(true);
           expect(release.length).toBe(3);
           const failed = logged.filter((line) => line.msg === 'delivery attempt failed');
           // Each message's one attempt to the failing subscriber: the twelve, and the two sent later.
           expect(failed).toHaveLength(14);
-          expect(failed.every((line) => line.level === WARN && line.channel === 'other' && line.subscriber_id === failing && line.outcome === 'retry')).toBe(true);
+          expect(failed.every((line) => line.level === WARN && line.channel === 'other' && line.subscriber_id === failing && line.outcome === 'retry')).toBe(
+            true,
+          );
         } finally {
           released = true;
           for (const done of release) done();
