@@ -1,12 +1,12 @@
 import { generateKeyPairSync } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { Logger } from '@nestjs/common';
 import { simpleParser } from 'mailparser';
 import { dkimVerify } from 'mailauth';
 import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
 import { loadConfig } from '../config/config.js';
 import type { OutgoingMail } from './mailer.js';
-import { SmtpMailer } from './smtp-mailer.js';
+import { SmtpMailer, type SmtpTestOptions } from './smtp-mailer.js';
 
 /** What the server received: the bytes, and whether the session was encrypted when the message came. */
 interface Received {
@@ -18,6 +18,7 @@ interface Received {
 interface TestServer {
   url: string;
   received: Received[];
+  connections: number;
   /** The SMTP reply each RCPT TO gets, by address (accepted when absent). */
   rcptReplies: Map<string, { code: number; message: string }>;
   close(): Promise<void>;
@@ -26,9 +27,14 @@ interface TestServer {
 async function startSmtp(options: Partial<SMTPServerOptions> = {}): Promise<TestServer> {
   const received: Received[] = [];
   const rcptReplies = new Map<string, { code: number; message: string }>();
+  const counts = { connections: 0 };
   const server = new SMTPServer({
     authOptional: true,
     logger: false,
+    onConnect(_session, callback) {
+      counts.connections++;
+      callback();
+    },
     onAuth(auth, _session, callback) {
       if (auth.username === 'leads' && auth.password === 'p@ss:word/1') callback(null, { user: auth.username });
       else callback(Object.assign(new Error('Invalid credentials'), { responseCode: 535 }));
@@ -49,7 +55,15 @@ async function startSmtp(options: Partial<SMTPServerOptions> = {}): Promise<Test
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.server.address() as AddressInfo;
-  return { url: `smtp://127.0.0.1:${port}`, received, rcptReplies, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  return {
+    url: `smtp://127.0.0.1:${port}`,
+    received,
+    rcptReplies,
+    get connections() {
+      return counts.connections;
+    },
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
 }
 
 const mail = (overrides: Partial<OutgoingMail> = {}): OutgoingMail => ({
@@ -69,15 +83,21 @@ const mail = (overrides: Partial<OutgoingMail> = {}): OutgoingMail => ({
 });
 
 /** A mailer for `server`, trusting its self-signed certificate (what the test checks is that STARTTLS is used at all). */
-function mailerFor(url: string, env: Record<string, string> = {}): SmtpMailer {
+function mailerFor(url: string, env: Record<string, string> = {}, timeouts?: SmtpTestOptions['timeouts']): SmtpMailer {
   const config = loadConfig({ SMTP_URL: url, MAIL_FROM: 'Leads <leads@empresa.example>', ...env }, false);
-  return new SmtpMailer(config.mail, { rejectUnauthorized: false });
+  return new SmtpMailer(config.mail, { tls: { rejectUnauthorized: false }, timeouts });
 }
 
 let server: TestServer;
 let mailer: SmtpMailer | undefined;
 
+beforeEach(() => {
+  // The outcome lines (codes only) would fill the test output.
+  jest.spyOn(Logger.prototype, 'debug').mockImplementation(() => undefined);
+});
+
 afterEach(async () => {
+  jest.restoreAllMocks();
   mailer?.close();
   mailer = undefined;
   await server?.close();
@@ -166,7 +186,6 @@ describe('SmtpMailer, against a real SMTP server', () => {
     // The operator is told, by code only.
     expect(JSON.stringify(errors.mock.calls)).not.toMatch(/empresa\.example|cliente\.example|Beatriz/);
     expect(errors).toHaveBeenCalledTimes(1);
-    errors.mockRestore();
   });
 
   it('signs in with the credentials of the URL (percent-decoded) or of SMTP_USER and SMTP_PASSWORD', async () => {
@@ -189,6 +208,26 @@ describe('SmtpMailer, against a real SMTP server', () => {
     const result = await mailer.send(mail());
 
     expect(result).toEqual({ kind: 'transient', code: null, response: null, error: 'ESOCKET ECONNREFUSED at CONN' });
+  });
+
+  it('keeps one pooled connection for messages sent one after another', async () => {
+    server = await startSmtp();
+    mailer = mailerFor(server.url);
+    for (const id of ['m1', 'm2', 'm3']) expect((await mailer.send(mail({ messageId: `${id}@empresa.example` }))).kind).toBe('accepted');
+    expect([server.received.length, server.connections]).toEqual([3, 1]);
+  });
+
+  it('a server that accepts the connection and never speaks is transient once the greeting timeout passes', async () => {
+    const sockets: Socket[] = [];
+    const silent = createServer((socket) => sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    server = { url: '', received: [], rcptReplies: new Map(), connections: 0, close: () => new Promise((resolve) => silent.close(() => resolve())) };
+    mailer = mailerFor(`smtp://127.0.0.1:${(silent.address() as AddressInfo).port}`, {}, { greetingTimeout: 200 });
+
+    const result = await mailer.send(mail());
+
+    sockets.forEach((socket) => socket.destroy());
+    expect([result.kind, result.code, result.error]).toEqual(['transient', null, 'ETIMEDOUT at CONN']);
   });
 
   it('upgrades with STARTTLS when the server offers it', async () => {

@@ -20,8 +20,14 @@ export function smtpDestination(smtpUrl: string): string {
   return `${url.protocol}//${url.hostname}:${url.port || (secure ? 465 : 587)}`;
 }
 
+/** What tests change: their server's certificate (`tls.ca`, or no check), and shorter timeouts. */
+export interface SmtpTestOptions {
+  tls?: ConnectionOptions;
+  timeouts?: Partial<typeof SMTP_TIMEOUTS>;
+}
+
 /** The pooled transport's options for SMTP_URL (STARTTLS whenever offered; SMTP_REQUIRE_TLS makes it mandatory). */
-export function smtpTransportOptions(config: MailConfig, tls: ConnectionOptions = {}): SMTPPool.Options {
+export function smtpTransportOptions(config: MailConfig, { tls, timeouts }: SmtpTestOptions = {}): SMTPPool.Options {
   const url = new URL(config.smtpUrl!);
   const secure = url.protocol === 'smtps:';
   const user = url.username ? decodeURIComponent(url.username) : config.smtpUser;
@@ -38,6 +44,7 @@ export function smtpTransportOptions(config: MailConfig, tls: ConnectionOptions 
     auth: user ? { user, pass: pass ?? '' } : undefined,
     tls: { minVersion: 'TLSv1.2', ...tls },
     ...SMTP_TIMEOUTS,
+    ...timeouts,
     dkim: dkimOptions(config),
     // Nodemailer's own log lines carry addresses and commands: never on.
     logger: false,
@@ -53,12 +60,13 @@ export class SmtpMailer implements Mailer {
   private readonly transport: Transporter<SMTPPool.SentMessageInfo>;
   readonly destination: string;
 
-  /** `tls`: extra TLS options (tests trust their own server's certificate with `ca`). */
   constructor(
     private readonly config: MailConfig,
-    tls?: ConnectionOptions,
+    testOptions?: SmtpTestOptions,
   ) {
-    this.transport = createTransport(smtpTransportOptions(config, tls));
+    this.transport = createTransport(smtpTransportOptions(config, testOptions));
+    // Each send's failure comes back to its caller; a transport-level error must not be an unhandled 'error' event.
+    this.transport.on('error', (error: NodeJS.ErrnoException) => this.logger.warn({ code: error.code }, 'SMTP transport error'));
     this.destination = smtpDestination(config.smtpUrl!);
   }
 
