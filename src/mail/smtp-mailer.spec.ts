@@ -227,7 +227,7 @@ describe('SmtpMailer, against a real SMTP server', () => {
     const result = await mailer.send(mail());
 
     sockets.forEach((socket) => socket.destroy());
-    expect([result.kind, result.code, result.error]).toEqual(['transient', null, 'ETIMEDOUT at CONN']);
+    expect(result).toEqual({ kind: 'transient', code: null, response: null, error: 'ETIMEDOUT at CONN' });
   });
 
   it('upgrades with STARTTLS when the server offers it', async () => {
