@@ -59,8 +59,9 @@ export class EmlMailer implements Mailer {
   }
 
   async send(mail: OutgoingMail): Promise<MailResult> {
+    const composed = messageOf(mail, this.config);
     try {
-      const { message } = await this.transport.sendMail(messageOf(mail, this.config));
+      const { message } = await this.transport.sendMail(composed);
       await mkdir(this.destination, { recursive: true });
       const leadIds = [...new Set(mail.leadIds ?? [])];
       const named = leadIds.length <= NAMED_LEADS_MAX && leadIds.every((id) => LEAD_ID.test(id));

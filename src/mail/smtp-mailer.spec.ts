@@ -199,6 +199,13 @@ describe('SmtpMailer, against a real SMTP server', () => {
     expect(server.received.map((message) => message.user)).toEqual(['leads', 'leads']);
   });
 
+  it('a header name a caller got wrong is its bug: thrown, not a result to retry', async () => {
+    server = await startSmtp();
+    mailer = mailerFor(server.url);
+    await expect(mailer.send(mail({ headers: { 'X-Bad: y\r\nBcc': 'x' } }))).rejects.toThrow('invalid header name');
+    expect(server.received).toHaveLength(0);
+  });
+
   it('no server listening is transient', async () => {
     server = await startSmtp();
     const url = server.url;
@@ -258,9 +265,11 @@ describe('SmtpMailer, against a real SMTP server', () => {
     server = await startSmtp();
     mailer = mailerFor(server.url, { DKIM_DOMAIN: 'empresa.example', DKIM_SELECTOR: 'leads2026', DKIM_PRIVATE_KEY: pem });
 
-    expect((await mailer.send(mail())).kind).toBe('accepted');
+    // Words of both languages: the signature covers the encoded header and the body as sent.
+    expect((await mailer.send(mail({ subject: 'Novo lead: João Araújo (site)', text: 'Olá, ação!', html: '<p>Olá, ação!</p>' }))).kind).toBe('accepted');
 
     const raw = server.received[0].raw;
+    expect((await simpleParser(raw)).subject).toBe('Novo lead: João Araújo (site)');
     const lookups: string[] = [];
     const resolver = (name: string, type: string) => {
       lookups.push(`${type} ${name}`);

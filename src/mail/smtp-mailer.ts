@@ -71,8 +71,10 @@ export class SmtpMailer implements Mailer {
   }
 
   async send(mail: OutgoingMail): Promise<MailResult> {
+    // A malformed message is the caller's bug and throws here; only what the server or the network did is a result.
+    const message = messageOf(mail, this.config);
     try {
-      const info = await this.transport.sendMail(messageOf(mail, this.config));
+      const info = await this.transport.sendMail(message);
       return { kind: 'accepted', code: replyCode(info.response), response: redactedResponse(info.response) };
     } catch (error) {
       const result = failureOf(error);
