@@ -82,6 +82,14 @@ describe('EmlMailer: without SMTP_URL, each message an .eml file under DATA_DIR/
     expect(await mailer.forgetLeads(['lead-a'])).toBe(0);
   });
 
+  it('a message of an erased lead written after the erasure leaves no file', async () => {
+    await mailer.forgetLeads(['lead-a']);
+    expect((await mailer.send(mail('msg-1.rcpt-1', ['lead-a']))).kind).toBe('accepted');
+    expect((await mailer.send(mail('digest-1.rcpt-1', ['l1', 'l2', 'l3', 'l4', 'lead-a']))).kind).toBe('accepted');
+    await mailer.send(mail('msg-2.rcpt-1', ['lead-b']));
+    expect(files()).toEqual(['msg-2.rcpt-1_lead-lead-b.eml']);
+  });
+
   it('forgetLeads on a folder not yet made deletes nothing', async () => {
     expect(await mailer.forgetLeads(['lead-a'])).toBe(0);
   });
