@@ -174,6 +174,42 @@ describe('SmtpMailer, against a real SMTP server', () => {
     expect(result).toEqual({ kind: 'permanent', code: 550, response: '550 5.1.1 <address> no such user', error: 'EENVELOPE at RCPT TO: 550' });
   });
 
+  it('a 5xx to the message itself (DATA: refused as spam) is permanent', async () => {
+    server = await startSmtp({
+      onData(stream, _session, callback) {
+        stream.resume();
+        stream.on('end', () => callback(Object.assign(new Error('5.7.1 Message rejected as spam'), { responseCode: 554 })));
+      },
+    });
+    mailer = mailerFor(server.url);
+
+    const result = await mailer.send(mail());
+
+    expect(result).toEqual({ kind: 'permanent', code: 554, response: '554 5.7.1 Message rejected as spam', error: 'EMESSAGE at DATA: 554' });
+  });
+
+  it('a 421 at the greeting (the server is busy) is transient', async () => {
+    server = await startSmtp({
+      onConnect(_session, callback) {
+        callback(Object.assign(new Error('Too many connections, try later'), { responseCode: 421 }));
+      },
+    });
+    mailer = mailerFor(server.url);
+
+    const result = await mailer.send(mail());
+
+    expect([result.kind, result.code]).toEqual(['transient', 421]);
+  });
+
+  it('speaks TLS from the first byte with smtps://', async () => {
+    server = await startSmtp({ secure: true });
+    mailer = mailerFor(server.url.replace('smtp:', 'smtps:'));
+    expect(mailer.destination).toBe(server.url.replace('smtp:', 'smtps:'));
+
+    expect((await mailer.send(mail())).kind).toBe('accepted');
+    expect(server.received.map((message) => message.secure)).toEqual([true]);
+  });
+
   it('a 5xx to our credentials is not the recipient’s fault: transient, never permanent', async () => {
     server = await startSmtp();
     mailer = mailerFor(server.url.replace('//', '//leads:wrong@'));
