@@ -59,7 +59,11 @@ describe('the release build, copied as the Dockerfile copies it (no src/docs, no
   it('is the build, package.json and node_modules, with none of the docs sources', () => {
     const destinations = runtimeCopies().map(([, destination]) => destination);
     expect(destinations).toEqual(expect.arrayContaining(['./dist', './node_modules']));
-    expect([existsSync(join(folder, 'dist/server.mjs')), existsSync(join(folder, 'src/docs')), existsSync(join(folder, 'src/mail'))]).toEqual([true, false, false]);
+    expect([existsSync(join(folder, 'dist/server.mjs')), existsSync(join(folder, 'src/docs')), existsSync(join(folder, 'src/mail'))]).toEqual([
+      true,
+      false,
+      false,
+    ]);
   });
 
   it('starts with the e-mail templates of the bundle (each compiled at start), and warns that without SMTP_URL mail goes to files', () => {

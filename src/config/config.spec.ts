@@ -632,7 +632,10 @@ describe('loadConfig', () => {
     });
 
     it('takes credentials in SMTP_URL or in SMTP_USER and SMTP_PASSWORD: both together, never both ways, never without a server', () => {
-      expect(loadConfig({ SMTP_URL: 'smtp://mail.empresa.example', SMTP_USER: 'leads', SMTP_PASSWORD: 'p' }).mail).toMatchObject({ smtpUser: 'leads', smtpPassword: 'p' });
+      expect(loadConfig({ SMTP_URL: 'smtp://mail.empresa.example', SMTP_USER: 'leads', SMTP_PASSWORD: 'p' }).mail).toMatchObject({
+        smtpUser: 'leads',
+        smtpPassword: 'p',
+      });
       expect(expectRefused('SMTP_USER', 'leads', { SMTP_URL: 'smtp://u:p@mail.empresa.example', SMTP_PASSWORD: 'p' }).message).toContain('not both');
       expect(expectRefused('SMTP_USER', 'leads', { SMTP_URL: 'smtp://mail.empresa.example' }).message).toContain('set both or neither');
       expect(failure({ SMTP_URL: 'smtp://mail.empresa.example', SMTP_PASSWORD: 'p' }).message).toMatch(/\bSMTP_USER\b.*both or neither/);

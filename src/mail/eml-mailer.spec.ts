@@ -72,7 +72,13 @@ describe('EmlMailer: without SMTP_URL, each message an .eml file under DATA_DIR/
     await mailer.send(mail('msg-2.rcpt-1', ['lead-b']));
     await mailer.send(mail('digest-1.rcpt-1', many));
     await mailer.send(mail('test-1.rcpt-1', []));
-    expect(files()).toEqual(['digest-1.rcpt-1.eml', 'digest-1.rcpt-1.leads', 'msg-1.rcpt-1_lead-lead-a.eml', 'msg-2.rcpt-1_lead-lead-b.eml', 'test-1.rcpt-1.eml']);
+    expect(files()).toEqual([
+      'digest-1.rcpt-1.eml',
+      'digest-1.rcpt-1.leads',
+      'msg-1.rcpt-1_lead-lead-a.eml',
+      'msg-2.rcpt-1_lead-lead-b.eml',
+      'test-1.rcpt-1.eml',
+    ]);
 
     expect(await mailer.forgetLeads(['lead-a'])).toBe(1);
     expect(files()).toEqual(['digest-1.rcpt-1.eml', 'digest-1.rcpt-1.leads', 'msg-2.rcpt-1_lead-lead-b.eml', 'test-1.rcpt-1.eml']);

@@ -52,7 +52,8 @@ export class EmlMailer implements Mailer {
     if (this.config.production) {
       this.logger.warn({ destination: this.destination }, 'SMTP_URL is not set: e-mail is written to files, and nobody receives it');
     }
-    const prune = () => void this.prune().catch((error: unknown) => this.logger.warn({ code: (error as NodeJS.ErrnoException).code }, 'mail folder prune failed'));
+    const prune = () =>
+      void this.prune().catch((error: unknown) => this.logger.warn({ code: (error as NodeJS.ErrnoException).code }, 'mail folder prune failed'));
     prune();
     this.timer = setInterval(prune, PRUNE_INTERVAL_MS).unref();
   }

@@ -23,8 +23,24 @@ function lead(overrides: Partial<LeadView> = {}): LeadView {
     registration_id: null,
     client_id: null,
     legal_bases: [
-      { category: 'communications', type: 'consent', status: 'granted', recorded_at: '2026-11-26T15:04:05.000Z', channel: 'form', consent_text_sha256: null, revoked_at: null },
-      { category: 'data_processing', type: 'legitimate_interest', status: 'granted', recorded_at: '2026-11-26T15:04:05.000Z', channel: 'form', consent_text_sha256: null, revoked_at: null },
+      {
+        category: 'communications',
+        type: 'consent',
+        status: 'granted',
+        recorded_at: '2026-11-26T15:04:05.000Z',
+        channel: 'form',
+        consent_text_sha256: null,
+        revoked_at: null,
+      },
+      {
+        category: 'data_processing',
+        type: 'legitimate_interest',
+        status: 'granted',
+        recorded_at: '2026-11-26T15:04:05.000Z',
+        channel: 'form',
+        consent_text_sha256: null,
+        revoked_at: null,
+      },
     ],
     context: { page_url: 'https://empresa.example/contato', utm_source: 'newsletter', utm_medium: 'email', utm_campaign: 'black-friday' },
     screening: { verdict: 'accepted', reasons: [], decided_by: 'screening', decided_at: '2026-11-26T15:04:05.000Z' },
@@ -33,7 +49,18 @@ function lead(overrides: Partial<LeadView> = {}): LeadView {
 }
 
 /** What a lead carries that a person could be known by, or that tells what they wrote and where they came from. */
-const PERSONAL = ['Beatriz', 'Lima', 'beatriz@cliente.example', '98765', '+5511987654321', 'Padaria', 'orçamento', 'newsletter', 'black-friday', 'empresa.example/contato'];
+const PERSONAL = [
+  'Beatriz',
+  'Lima',
+  'beatriz@cliente.example',
+  '98765',
+  '+5511987654321',
+  'Padaria',
+  'orçamento',
+  'newsletter',
+  'black-friday',
+  'empresa.example/contato',
+];
 const HOSTILE = lead({
   nome: '<img src=x onerror=alert(1)>Bia\r\nBcc: victim@else.example',
   empresa: '"><script>alert(2)</script>',
@@ -56,7 +83,11 @@ const digestOf = (leads: LeadView[], includePersonalData: boolean, total = leads
 
 describe('the template files (src/mail/templates/)', () => {
   it('are every .eta file of the folder, and each mail has its subject, text and HTML in pt-BR and English', () => {
-    expect(Object.keys(TEMPLATE_FILES)).toEqual(readdirSync(TEMPLATES_FOLDER).filter((name) => name.endsWith('.eta')).sort());
+    expect(Object.keys(TEMPLATE_FILES)).toEqual(
+      readdirSync(TEMPLATES_FOLDER)
+        .filter((name) => name.endsWith('.eta'))
+        .sort(),
+    );
     for (const mail of MAIL_NAMES) {
       for (const language of MAIL_LANGUAGES) {
         expect([`${mail}.${language}`, Object.keys(templateSections(mail, TEMPLATE_FILES[`${mail}.${language}.eta`])).sort()]).toEqual([
@@ -70,14 +101,17 @@ describe('the template files (src/mail/templates/)', () => {
   it('write unescaped output (<%~) only for included parts and the layout body, never for data', () => {
     for (const [file, source] of Object.entries(TEMPLATE_FILES)) {
       const html = templateSections(file, source).html ?? '';
-      for (const [raw] of html.matchAll(/<%~[^%]*%>/g)) expect([file, raw]).toEqual([file, expect.stringMatching(/^<%~ (include\('@[\w.-]+', it\.lead\)|it\.body) -?%>$/)]);
+      for (const [raw] of html.matchAll(/<%~[^%]*%>/g))
+        expect([file, raw]).toEqual([file, expect.stringMatching(/^<%~ (include\('@[\w.-]+', it\.lead\)|it\.body) -?%>$/)]);
     }
   });
 
   it('a template file must open with a section line, and a mail missing a part stops the start', () => {
     expect(() => templateSections('x.eta', 'Hello\n=== html ===\n<p>')).toThrow('must open with a line such as === html ===');
     const { 'test.en.eta': _dropped, ...rest } = TEMPLATE_FILES;
-    expect(() => new EtaMailTemplates('UTC', { ...rest, 'test.en.eta': '=== subject ===\nTest\n=== text ===\nTest\n' })).toThrow('test.en.eta: no html section');
+    expect(() => new EtaMailTemplates('UTC', { ...rest, 'test.en.eta': '=== subject ===\nTest\n=== text ===\nTest\n' })).toThrow(
+      'test.en.eta: no html section',
+    );
   });
 });
 
@@ -117,14 +151,24 @@ describe('the lead notification', () => {
   });
 
   it('without origem the subject is the name alone', () => {
-    expect(templates.leadNotification('pt-BR', { lead: lead({ origem: null }), leadUrl: LEAD_URL, unsubscribeUrl: UNSUBSCRIBE, includePersonalData: true }).subject).toBe('Novo lead: Beatriz Lima');
+    expect(
+      templates.leadNotification('pt-BR', { lead: lead({ origem: null }), leadUrl: LEAD_URL, unsubscribeUrl: UNSUBSCRIBE, includePersonalData: true }).subject,
+    ).toBe('Novo lead: Beatriz Lima');
   });
 
-  it.each(MAIL_LANGUAGES.map((language) => [language]))('in %s, with include_personal_data false, shows the id and the link and nothing else of the lead', (language) => {
-    const mail = templates.leadNotification(language, { lead: lead(), leadUrl: LEAD_URL, unsubscribeUrl: UNSUBSCRIBE, includePersonalData: false });
-    for (const value of PERSONAL) expect([value, all(mail).includes(value)]).toEqual([value, false]);
-    expect([mail.text.includes(LEAD_URL), mail.html.includes(LEAD_URL), mail.subject.includes('0b6f2a4e-1c9d-4d7e-8f00-1234567890ab'), mail.text.includes(UNSUBSCRIBE)]).toEqual([true, true, true, true]);
-  });
+  it.each(MAIL_LANGUAGES.map((language) => [language]))(
+    'in %s, with include_personal_data false, shows the id and the link and nothing else of the lead',
+    (language) => {
+      const mail = templates.leadNotification(language, { lead: lead(), leadUrl: LEAD_URL, unsubscribeUrl: UNSUBSCRIBE, includePersonalData: false });
+      for (const value of PERSONAL) expect([value, all(mail).includes(value)]).toEqual([value, false]);
+      expect([
+        mail.text.includes(LEAD_URL),
+        mail.html.includes(LEAD_URL),
+        mail.subject.includes('0b6f2a4e-1c9d-4d7e-8f00-1234567890ab'),
+        mail.text.includes(UNSUBSCRIBE),
+      ]).toEqual([true, true, true, true]);
+    },
+  );
 
   it.each(MAIL_LANGUAGES.map((language) => [language]))('in %s, escapes what the lead wrote in the HTML, and keeps the subject one line', (language) => {
     const mail = templates.leadNotification(language, { lead: HOSTILE, leadUrl: LEAD_URL, unsubscribeUrl: UNSUBSCRIBE, includePersonalData: true });
@@ -139,7 +183,12 @@ describe('the lead notification', () => {
   });
 
   it('bounds a subject made long by the name', () => {
-    const mail = templates.leadNotification('en', { lead: lead({ nome: 'N'.repeat(500) }), leadUrl: LEAD_URL, unsubscribeUrl: UNSUBSCRIBE, includePersonalData: true });
+    const mail = templates.leadNotification('en', {
+      lead: lead({ nome: 'N'.repeat(500) }),
+      leadUrl: LEAD_URL,
+      unsubscribeUrl: UNSUBSCRIBE,
+      includePersonalData: true,
+    });
     expect(mail.subject.length).toBe(200);
   });
 });
@@ -152,7 +201,15 @@ describe('the digest', () => {
     const mail = templates.digest(language, digestOf([lead(), lead({ id: 'second-lead', nome: 'Carlos Souza', email: 'carlos@cliente.example' })], true));
     expect(mail.subject).toBe(subject);
     for (const part of [mail.text, mail.html]) {
-      for (const value of ['Beatriz Lima', 'beatriz@cliente.example', 'Carlos Souza', 'Padaria Lima', awaiting, 'https://leads.empresa.example/api/v1/leads/export', UNSUBSCRIBE]) {
+      for (const value of [
+        'Beatriz Lima',
+        'beatriz@cliente.example',
+        'Carlos Souza',
+        'Padaria Lima',
+        awaiting,
+        'https://leads.empresa.example/api/v1/leads/export',
+        UNSUBSCRIBE,
+      ]) {
         expect([value, part.includes(value)]).toEqual([value, true]);
       }
     }
@@ -165,7 +222,14 @@ describe('the digest', () => {
   });
 
   it.each(MAIL_LANGUAGES.map((language) => [language]))('in %s, past 200 leads gives the count and the export, no table', (language) => {
-    const mail = templates.digest(language, digestOf(Array.from({ length: DIGEST_TABLE_MAX }, () => lead()), true, DIGEST_TABLE_MAX + 1));
+    const mail = templates.digest(
+      language,
+      digestOf(
+        Array.from({ length: DIGEST_TABLE_MAX }, () => lead()),
+        true,
+        DIGEST_TABLE_MAX + 1,
+      ),
+    );
     expect(mail.subject).toContain(String(DIGEST_TABLE_MAX + 1));
     expect(all(mail)).not.toContain('Beatriz');
     expect(mail.html).not.toContain('<table');
@@ -195,7 +259,11 @@ describe('the confirmation and the test', () => {
     const mail = templates.confirmation(language, { confirmUrl: 'https://leads.empresa.example/notifications/confirm?token=t1', expiresAt });
     expect(mail.subject.startsWith(subject)).toBe(true);
     for (const part of [mail.text, mail.html]) {
-      expect([part.includes('https://leads.empresa.example/notifications/confirm?token=t1'), part.includes(day), part.includes('12:00')]).toEqual([true, true, true]);
+      expect([part.includes('https://leads.empresa.example/notifications/confirm?token=t1'), part.includes(day), part.includes('12:00')]).toEqual([
+        true,
+        true,
+        true,
+      ]);
     }
     expect(mail.text).toContain(button);
   });

@@ -17,19 +17,31 @@ describe('failureOf: how a failed send is retried', () => {
   });
 
   it('says what failed by codes, never by Nodemailer’s message, which may quote the address', () => {
-    const error = Object.assign(new Error('Message failed for recipient ana@empresa.example'), { code: 'EMESSAGE', command: 'DATA', response: '550 rejected <ana@empresa.example>' });
+    const error = Object.assign(new Error('Message failed for recipient ana@empresa.example'), {
+      code: 'EMESSAGE',
+      command: 'DATA',
+      response: '550 rejected <ana@empresa.example>',
+    });
     expect(failureOf(error)).toEqual({ kind: 'permanent', code: 550, response: '550 rejected <address>', error: 'EMESSAGE at DATA: 550' });
   });
 });
 
 describe('the server reply as results keep it', () => {
   it('replaces every word with an @, makes it one line and bounds it', () => {
-    expect(redactedResponse('550-5.1.1 "ana.souza"@empresa.example\r\n550 5.1.1 (ana@x.example) unknown')).toBe('550-5.1.1 <address> 550 5.1.1 <address> unknown');
+    expect(redactedResponse('550-5.1.1 "ana.souza"@empresa.example\r\n550 5.1.1 (ana@x.example) unknown')).toBe(
+      '550-5.1.1 <address> 550 5.1.1 <address> unknown',
+    );
     expect(redactedResponse(`250 ${'x '.repeat(1000)}`)?.length).toBe(300);
     expect([redactedResponse(''), redactedResponse(undefined)]).toEqual([null, null]);
   });
 
   it('reads the code that opens a reply', () => {
-    expect([replyCode('250 2.0.0 OK'), replyCode('451-4.7.1 later'), replyCode('OK'), replyCode(null), replyCode('600 no')]).toEqual([250, 451, null, null, null]);
+    expect([replyCode('250 2.0.0 OK'), replyCode('451-4.7.1 later'), replyCode('OK'), replyCode(null), replyCode('600 no')]).toEqual([
+      250,
+      451,
+      null,
+      null,
+      null,
+    ]);
   });
 });

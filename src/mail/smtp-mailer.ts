@@ -79,7 +79,8 @@ export class SmtpMailer implements Mailer {
     } catch (error) {
       const result = failureOf(error);
       // Codes only: never the address, the subject or the body.
-      if (/EAUTH|at MAIL FROM/.test(result.error)) this.logger.error({ outcome: result.kind, error: result.error }, 'SMTP server refused our credentials or sender');
+      if (/EAUTH|at MAIL FROM/.test(result.error))
+        this.logger.error({ outcome: result.kind, error: result.error }, 'SMTP server refused our credentials or sender');
       else this.logger.debug({ outcome: result.kind, error: result.error }, 'mail not accepted');
       return result;
     }
