@@ -4,7 +4,7 @@
 //   app: app.module.ts, app.setup.ts and main.ts put them together.
 // The CLI (cli/) runs on the user's machine: it may take pure rules from src/ but nothing that pulls in Nest.
 const FOUNDATIONS = '^src/(config|logging|problem|request|body|server|database)/';
-const FEATURES = '^src/(auth|cli-download|discovery|docs|forms|graphql|identity|leads|mcp|meta|oauth|outbox|rate-limit|sandbox|screening|site|versioning)/';
+const FEATURES = '^src/(auth|cli-download|discovery|docs|forms|graphql|identity|leads|mail|mcp|meta|notifications|oauth|outbox|rate-limit|sandbox|screening|site|versioning)/';
 const SPECS = '\\.spec\\.(ts|mjs)$';
 
 module.exports = {
@@ -21,9 +21,9 @@ module.exports = {
       name: 'producers-know-the-outbox-not-its-channels',
       severity: 'error',
       comment:
-        'Events go out through src/outbox/ (docs/decisions/0034-outbox-channels.md): what produces them, and the outbox itself, never reach into a channel such as webhooks/.',
+        'Events go out through src/outbox/ (docs/decisions/0034-outbox-channels.md): what produces them, and the outbox itself, never reach into a channel (webhooks/, notifications/).',
       from: { path: '^src/(data-subject|leads|outbox)/' },
-      to: { path: '^src/webhooks/' },
+      to: { path: '^src/(webhooks|notifications)/' },
     },
     {
       name: 'controllers-are-leaves',

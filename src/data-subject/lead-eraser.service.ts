@@ -1,5 +1,5 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata.js';
@@ -10,6 +10,7 @@ import { Lead } from '../leads/lead.entity.js';
 import { ERASED_SCOPE, erasedKey } from '../leads/idempotency.service.js';
 import { foldEmail } from '../leads/lead-rules.js';
 import { safeError } from '../logging/safe-error.js';
+import { MAILER, Mailer } from '../mail/mailer.js';
 import { OUTBOX_TABLES } from '../outbox/outbox-store.js';
 import { Outbox } from '../outbox/outbox.service.js';
 import { SecretBox } from '../secrets/secret-box.js';
@@ -89,6 +90,7 @@ export class LeadEraser {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly outbox: Outbox,
     private readonly box: SecretBox,
+    @Inject(MAILER) private readonly mailer: Mailer,
   ) {
     this.sql = new StepTransactions(dataSource);
     this.receivedAt = dataSource.getMetadata(Lead).findColumnWithPropertyName('receivedAt')!;
@@ -111,7 +113,11 @@ export class LeadEraser {
       }.bind(this),
     );
     this.outbox.forget(result.messageIds);
-    if (result.leadIds.length) this.outbox.wake();
+    if (result.leadIds.length) {
+      this.outbox.wake();
+      // Without SMTP_URL the e-mails that carried these leads are files; they go with the leads.
+      await this.mailer.forgetLeads(result.leadIds);
+    }
     return { leadIds: result.leadIds, counts: result.counts };
   }
 
