@@ -17,8 +17,8 @@ const ATTEMPT_TIMEOUT_MS = 60_000;
 const RECIPIENT_CONCURRENCY = 2;
 /** The start of a server's reply kept in the log. */
 const REPLY_CAP = 500;
-/** Anything shaped like an address, in a server's reply (`550 5.1.1 <bob@example.com>: unknown`). */
-const ADDRESS = /[^\s<>()[\]"',;:]+@[^\s<>()[\]"',;:]+/g;
+/** What separates the words of a server's reply (`550 5.1.1 <bob@example.com>: unknown`). */
+const SEPARATORS = /([\s<>()[\]"',;:]+)/;
 const ENHANCED_CODE = /\b[245]\.\d{1,3}\.\d{1,3}\b/;
 
 export interface EmailSubscriber extends Subscriber {
@@ -136,5 +136,10 @@ function detail(error: string): AttemptDetail {
 
 /** A server's words for the log: addresses out, bounded. */
 export function scrub(text: string): string {
-  return text.replace(ADDRESS, '[address]').slice(0, REPLY_CAP);
+  return text
+    .slice(0, REPLY_CAP * 2)
+    .split(SEPARATORS)
+    .map((word) => (word.includes('@') ? '[address]' : word))
+    .join('')
+    .slice(0, REPLY_CAP);
 }
