@@ -394,6 +394,33 @@ describe('notifications', () => {
       expectProblem(await t.http.get(`/notifications/unsubscribe?token=${token}`).then(expectContract), 404, 'notification_link_invalid');
   });
 
+  it('answers the public pages without a 5xx whatever they are sent', async () => {
+    const tokens = ['', '%00', '%FF%FE', 'é'.repeat(40), 'A'.repeat(64), 'A'.repeat(128), '-'.repeat(43), 'x&token=y', '%5B%5D'];
+    const bodies: [string, string | Buffer][] = [
+      ['application/x-www-form-urlencoded', ''],
+      ['application/x-www-form-urlencoded', 'token'],
+      ['application/x-www-form-urlencoded', Buffer.from([0xff, 0xfe, 0x3d, 0x00])],
+      ['application/x-www-form-urlencoded; charset=latin1', 'token=abc'],
+      ['application/x-www-form-urlencoded', 'List-Unsubscribe=One-Click&List-Unsubscribe=One-Click'],
+      ['application/x-www-form-urlencoded', `token=${'A'.repeat(20_000)}`],
+      ['text/plain', 'List-Unsubscribe=One-Click'],
+      ['application/json', '{"token":'],
+      ['multipart/form-data; boundary=x', '--x\r\nContent-Disposition: form-data; name="token"\r\n\r\nabc\r\n--x--'],
+    ];
+    for (const path of ['/notifications/confirm', '/notifications/unsubscribe']) {
+      for (const token of tokens) {
+        for (const accept of [HTML, '*/*']) {
+          const res = await t.http.get(`${path}?token=${token}`).set('Accept', accept).then(expectContract);
+          expect(res.status).toBeLessThan(500);
+        }
+        for (const [type, body] of bodies) {
+          const res = await t.http.post(`${path}?token=${token}`).set('Content-Type', type).send(body).then(expectContract);
+          expect(res.status).toBeLessThan(500);
+        }
+      }
+    }
+  });
+
   it('lists recipients in keyset pages, oldest first, and deletes one with its log', async () => {
     const ids: string[] = [];
     for (let n = 0; n < 3; n++) ids.push((await create(address('page'))).id);
