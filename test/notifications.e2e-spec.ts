@@ -1,5 +1,7 @@
 /** @database lead notifications by e-mail: recipients, confirmation by POST, one-click unsubscribe, the e-mail channel */
+import { Logger } from '@nestjs/common';
 import type { Response } from 'supertest';
+import { createLogger, NestPinoLogger } from '../src/logging/logger.js';
 import { expectContract } from './support/contract.js';
 import { operatorToken } from './support/operator-token.js';
 import { SmtpSink, SunkMail } from './support/smtp-sink.js';
@@ -41,9 +43,26 @@ function header(mail: SunkMail, name: string): string | undefined {
     .trim();
 }
 
+/** Every line the service's loggers write during the suite, at debug and above. */
+const logged: string[] = [];
+/** Every address, name and telephone number the suite gives the service. */
+const personal = new Set<string>([
+  'Beatriz Lima',
+  'beatriz@cliente.example.com.br',
+  '98765-4321',
+  'Daniela Prado',
+  'daniela@cliente.example.com',
+  '99876-5432',
+  'Carlos Souza',
+]);
+
 let counter = 0;
 /** A fresh address per test: each has its own daily cap of confirmation e-mails. */
-const address = (name: string) => `${name}.${process.pid}.${++counter}@equipe.example.com`;
+const address = (name: string) => {
+  const email = `${name}.${process.pid}.${++counter}@equipe.example.com`;
+  personal.add(email.toLowerCase());
+  return email;
+};
 
 describe('notifications', () => {
   let t: TestApp;
@@ -100,6 +119,8 @@ describe('notifications', () => {
     sink = await SmtpSink.start();
     t = await startTestApp({ ...FAST, SMTP_URL: sink.url });
     manager = await operatorToken(t, 'notifications:manage');
+    // After the application's start, which installs its own (silent here) logger.
+    Logger.overrideLogger(new NestPinoLogger(createLogger('debug', { write: (line: string) => void logged.push(line) })));
   });
   afterAll(async () => {
     await t.close();
@@ -441,5 +462,15 @@ describe('notifications', () => {
     expectProblem(await call('get', `/api/v1/notification-recipients/${ids[0]}/deliveries`), 404, 'notification_recipient_not_found');
     const [{ n }] = await t.dataSource.query(`SELECT COUNT(*) AS n FROM webhook_attempts WHERE endpoint_id = '${ids[0]}'`);
     expect(Number(n)).toBe(0);
+  });
+
+  // Last: it reads what the tests above made the service log.
+  it('wrote no address, name or telephone number to the logs', () => {
+    const text = logged.join('').toLowerCase();
+    expect(text).toContain('notification recipient created');
+    expect(text).toContain('delivery attempt failed');
+    expect(text).toContain('subscriber disabled');
+    expect([...personal].filter((value) => text.includes(value.toLowerCase()))).toEqual([]);
+    expect(text).not.toContain('@equipe.example.com');
   });
 });
