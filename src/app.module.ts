@@ -18,6 +18,7 @@ import { LeadsModule } from './leads/leads.module.js';
 import { MailModule } from './mail/mail.module.js';
 import { McpModule } from './mcp/mcp.module.js';
 import { MetaModule } from './meta/meta.module.js';
+import { NotificationsModule } from './notifications/notifications.module.js';
 import { OAuthModule } from './oauth/oauth.module.js';
 import { ProblemModule } from './problem/problem.module.js';
 import { RateLimitGuard } from './rate-limit/rate-limit.guard.js';
@@ -53,6 +54,7 @@ export class AppModule implements NestModule {
         CliDownloadModule,
         FormsModule,
         WebhooksModule,
+        NotificationsModule,
         DataSubjectModule,
       ],
       providers: [
