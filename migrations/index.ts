@@ -15,6 +15,7 @@ import { RegistrationAddresses1764960000000 } from './1764960000000-registration
 import { LeadScreening1765100000000 } from './1765100000000-lead-screening.js';
 import { FormTokensSpent1765400000000 } from './1765400000000-form-tokens-spent.js';
 import { NotificationRecipients1765700000000 } from './1765700000000-notification-recipients.js';
+import { NotificationDigests1765800000000 } from './1765800000000-notification-digests.js';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -32,4 +33,5 @@ export const MIGRATIONS = [
   LeadScreening1765100000000,
   FormTokensSpent1765400000000,
   NotificationRecipients1765700000000,
+  NotificationDigests1765800000000,
 ];
