@@ -14,6 +14,7 @@ import { CompatibilityAddresses1764850000000 } from './1764850000000-compatibili
 import { RegistrationAddresses1764960000000 } from './1764960000000-registration-addresses.js';
 import { LeadScreening1765100000000 } from './1765100000000-lead-screening.js';
 import { FormTokensSpent1765400000000 } from './1765400000000-form-tokens-spent.js';
+import { OutboxChannels1765600000000 } from './1765600000000-outbox-channels.js';
 import { NotificationRecipients1765700000000 } from './1765700000000-notification-recipients.js';
 import { NotificationDigests1765800000000 } from './1765800000000-notification-digests.js';
 
@@ -32,6 +33,7 @@ export const MIGRATIONS = [
   RegistrationAddresses1764960000000,
   LeadScreening1765100000000,
   FormTokensSpent1765400000000,
+  OutboxChannels1765600000000,
   NotificationRecipients1765700000000,
   NotificationDigests1765800000000,
 ];

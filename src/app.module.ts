@@ -15,6 +15,7 @@ import { FormsModule } from './forms/forms.module.js';
 import { GraphqlModule } from './graphql/graphql.module.js';
 import { IdentityModule } from './identity/identity.module.js';
 import { LeadsModule } from './leads/leads.module.js';
+import { MailModule } from './mail/mail.module.js';
 import { McpModule } from './mcp/mcp.module.js';
 import { MetaModule } from './meta/meta.module.js';
 import { OAuthModule } from './oauth/oauth.module.js';
@@ -38,6 +39,7 @@ export class AppModule implements NestModule {
         ProblemModule,
         DatabaseModule.forRoot(config),
         RateLimitModule.forRoot(config),
+        MailModule,
         SiteModule,
         DocsModule,
         MetaModule,

@@ -229,8 +229,13 @@ describe('data-subject requests', () => {
       // keeps the retry pending past the erasure whatever the machine's speed (a retry already on the wire cannot be
       // recalled; lead.erased follows it).
       receiver.planned.push({ status: 503, headers: { 'retry-after': '120' }, body: 'got Zuleica Quixadá zuleica.q@example.org' });
-      const endpoint = await t.http.post('/api/v1/webhooks').set('Authorization', `Bearer ${manager}`).send({ url: receiver.url }).then(expectContract);
-      expect(endpoint.body.events).toEqual(['lead.received', 'lead.erased', 'consent.revoked']);
+      // As /docs/webhooks sets one up: lead.received only. Having had the leads, it is told of their erasure all the same.
+      const endpoint = await t.http
+        .post('/api/v1/webhooks')
+        .set('Authorization', `Bearer ${manager}`)
+        .send({ url: receiver.url, events: ['lead.received'] })
+        .then(expectContract);
+      expect(endpoint.body.events).toEqual(['lead.received']);
       const shared = `Aceito comunicações (compartilhado ${uuidv7()}).`;
       // A wording that quotes her: it goes with her leads (no other lead names it).
       const own = `Eu, Zuleica Quixadá, aceito comunicações (${uuidv7()}).`;
@@ -279,6 +284,7 @@ describe('data-subject requests', () => {
         ids_truncated: false,
         // PostgreSQL does not overwrite what it deletes: never scrubbed (/docs/privacy).
         scrubbed: !ON_POSTGRES,
+        endpoints_notified: 1,
       });
       expect(res.body.lead_ids).toHaveLength(2);
 
@@ -374,6 +380,8 @@ describe('data-subject requests', () => {
       counts,
       dry_run: true,
       ids_truncated: false,
+      // No endpoint exists: nobody would be told.
+      endpoints_notified: 0,
     });
     expect(dry.body.lead_ids).toHaveLength(2);
 
@@ -389,7 +397,7 @@ describe('data-subject requests', () => {
 
     // The erasure that follows removes exactly what the dry run counted.
     const erased = await call('erasure', { email: 'previa.pessoa@example.net', dry_run: false }, eraser);
-    expect(erased.body).toMatchObject({ type: 'erasure', counts, dry_run: false });
+    expect(erased.body).toMatchObject({ type: 'erasure', counts, dry_run: false, endpoints_notified: 0 });
     expect([...erased.body.lead_ids].sort()).toEqual([...dry.body.lead_ids].sort());
   });
 
@@ -523,6 +531,55 @@ describe('data-subject requests', () => {
 
     const small = await call('erasure', { email: `poucos.${uuidv7()}@example.com` }, eraser);
     expect(small.body).toMatchObject({ lead_ids: [], ids_truncated: false });
+  });
+
+  it('erasure and revocation reach every enabled endpoint that got leads, whatever its events; the answer and a dry run count them', async () => {
+    // A receiver per endpoint, named after what it subscribed to.
+    const receivers = new Map<string, WebhookReceiver>();
+    const created: string[] = [];
+    const endpoint = async (name: string, events: string[]) => {
+      const receiver = await WebhookReceiver.start();
+      receivers.set(name, receiver);
+      const res = await t.http.post('/api/v1/webhooks').set('Authorization', `Bearer ${manager}`).send({ url: receiver.url, events }).then(expectContract);
+      expect(res.status).toBe(201);
+      created.push(res.body.id as string);
+      return res.body.id as string;
+    };
+    try {
+      await endpoint('received', ['lead.received']);
+      await endpoint('held', ['lead.held']);
+      await endpoint('erased', ['lead.erased']);
+      await endpoint('revoked', ['consent.revoked']);
+      const off = await endpoint('off', ['lead.received']);
+      await t.http.patch(`/api/v1/webhooks/${off}`).set('Authorization', `Bearer ${manager}`).send({ status: 'disabled' }).then(expectContract);
+      const email = `jusante.${uuidv7()}@example.com`;
+      const id = await lead({ nome: 'Jusante Pessoa', email, legal_bases: GRANTED });
+      const nobody = await call('erasure', { email: `ninguem.${uuidv7()}@example.com`, dry_run: true }, eraser);
+      expect(nobody.body).toMatchObject({ lead_ids: [], endpoints_notified: 0 });
+
+      const revoked = await call('consent-revocation', { email }, eraser);
+      expect(revoked.body.counts).toEqual({ leads: 1, revoked: 1 });
+      const dry = await call('erasure', { email, dry_run: true }, eraser);
+      expect(dry.body).toMatchObject({ dry_run: true, lead_ids: [id], endpoints_notified: 3 });
+      const erased = await call('erasure', { email }, eraser);
+      expect(erased.body).toMatchObject({ dry_run: false, lead_ids: [id], endpoints_notified: 3 });
+
+      const told = (type: string) =>
+        [...receivers]
+          .filter(([, receiver]) =>
+            receiver.received.some((r) => JSON.parse(r.body).type === type && (JSON.parse(r.body).data.lead_ids as string[]).includes(id)),
+          )
+          .map(([name]) => name)
+          .sort();
+      await eventually(async () => (told('lead.erased').length === 3 && told('consent.revoked').length === 3) || undefined);
+      // A little longer: no other endpoint gets either.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(told('lead.erased')).toEqual(['erased', 'held', 'received']);
+      expect(told('consent.revoked')).toEqual(['held', 'received', 'revoked']);
+    } finally {
+      for (const id of created) await t.http.delete(`/api/v1/webhooks/${id}`).set('Authorization', `Bearer ${manager}`);
+      for (const receiver of receivers.values()) await receiver.close();
+    }
   });
 
   it('dry_run must be a boolean, and only an erasure takes it', async () => {

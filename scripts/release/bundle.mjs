@@ -70,6 +70,20 @@ export async function bundleService() {
         },
       },
       {
+        // The e-mail templates (src/mail/templates/*.eta) go into the bundle the same way, as the tsc build reads them
+        // (dist/src/mail/template-files.js). Compiling them here first checks them as a start would: a broken template,
+        // or a mail without a part in some language, stops the build.
+        name: 'mail-templates',
+        setup(onBuild) {
+          onBuild.onLoad({ filter: /[\\/]dist[\\/]src[\\/]mail[\\/]template-files\.js$/ }, async ({ path }) => {
+            const { TEMPLATE_FILES } = await import(pathToFileURL(path).href);
+            const { EtaMailTemplates } = await import(pathToFileURL(path.replace(/template-files\.js$/, 'eta-mail-templates.js')).href);
+            new EtaMailTemplates('UTC', TEMPLATE_FILES);
+            return { contents: `export const TEMPLATE_FILES = ${JSON.stringify(TEMPLATE_FILES)};\n`, loader: 'js' };
+          });
+        },
+      },
+      {
         // @nestjs/typeorm looks up `Connection` and `AbstractRepository`, which TypeORM 1.x no longer has, with a runtime
         // require() that esbuild cannot follow: it loaded a second, unbundled TypeORM (2.5 MB of source) to find nothing.
         name: 'typeorm-compat',

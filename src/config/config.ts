@@ -125,12 +125,17 @@ export interface MailConfig {
   requireTls: boolean;
   /** MAIL_FROM: the sender, an address or `Name <address>`; default `leads@` the PUBLIC_BASE_URL host. */
   from: string;
+  /** MAIL_FROM's address alone (its domain names the Message-IDs), and its display name or null. */
+  fromAddress: string;
+  fromName: string | null;
   /** MAIL_UNSUBSCRIBE_MAILTO: a mailbox someone reads, offered as a `mailto:` in List-Unsubscribe; null offers none. */
   unsubscribeMailto: string | null;
   /** DKIM signing (DKIM_DOMAIN, DKIM_SELECTOR, DKIM_PRIVATE_KEY: all three or none). */
   dkim: { domain: string; selector: string; privateKey: string } | null;
   /** EMAIL_RETRY_SCHEDULE: delays of the retries after a 4xx or a connection failure. */
   retrySchedule: number[];
+  /** NODE_ENV=production: the .eml fallback (no SMTP_URL) then warns at start that nobody receives the mail. */
+  production: boolean;
 }
 
 export type CaptchaProvider = 'turnstile' | 'hcaptcha';
@@ -415,43 +420,75 @@ function parseDurations(name: string, raw: string): number[] {
 
 /** An address as a mail header takes it: `local@domain`, no spaces, angle brackets or line breaks. */
 const MAIL_ADDRESS = /^[^\s<>@",;:]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*$/;
+/** A display name that no mail client reads as more addresses: no quotes, brackets, @, commas or semicolons. */
+const DISPLAY_NAME = /^[^\p{Cc}"<>@,;:\\]+$/u;
+/** A DNS name of labels (DKIM_DOMAIN, and DKIM_SELECTOR's one or more labels). */
+const DNS_NAME = /^[A-Za-z0-9](?:[A-Za-z0-9_-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9_-]*[A-Za-z0-9])?)*$/;
 
 function parseMail(value: (name: string) => string | undefined, port: number): Readonly<MailConfig> {
   const smtpUrl = parseUrl('SMTP_URL', value('SMTP_URL'), ['smtp:', 'smtps:']) ?? null;
+  const smtpUser = value('SMTP_USER') ?? null;
+  const smtpPassword = value('SMTP_PASSWORD') ?? null;
+  if (smtpUrl !== null) {
+    const url = new URL(smtpUrl);
+    // Nodemailer would read a query as transport options; this service sets those itself (src/mail/smtp-mailer.ts).
+    if (url.search || url.hash || (url.pathname && url.pathname !== '/')) throw new ConfigError('SMTP_URL', 'takes a host, a port and credentials only: no path or query');
+    if (!url.hostname) throw new ConfigError('SMTP_URL', 'must name a host');
+    if ((url.username || url.password) && (smtpUser !== null || smtpPassword !== null)) {
+      throw new ConfigError('SMTP_USER', 'credentials go either in SMTP_URL or in SMTP_USER and SMTP_PASSWORD, not both');
+    }
+  } else if (smtpUser !== null || smtpPassword !== null) {
+    throw new ConfigError('SMTP_USER', 'SMTP_USER and SMTP_PASSWORD are for the server of SMTP_URL, which is not set');
+  }
+  if ((smtpUser === null) !== (smtpPassword === null)) throw new ConfigError('SMTP_USER', 'SMTP_USER and SMTP_PASSWORD go together: set both or neither');
   const host = new URL(value('PUBLIC_BASE_URL') ?? `http://localhost:${port || 3000}`).hostname;
   // An IP address or a single label (localhost) is no mail domain.
   const from = value('MAIL_FROM') ?? `leads@${host.includes('.') && isIP(host.replace(/^\[|\]$/g, '')) === 0 ? host : 'localhost.localdomain'}`;
-  const fromAddress = /<([^<>]*)>\s*$/.exec(from)?.[1] ?? from;
-  if (!MAIL_ADDRESS.test(fromAddress) || /[\r\n]/.test(from)) {
-    throw new ConfigError('MAIL_FROM', 'must be an e-mail address, alone or as Name <address>');
+  const named = /^([^<>]*)<([^<>]*)>$/.exec(from);
+  const fromAddress = named ? named[2] : from;
+  const fromName = named?.[1].trim() || null;
+  if (!MAIL_ADDRESS.test(fromAddress) || (fromName !== null && !DISPLAY_NAME.test(fromName))) {
+    throw new ConfigError('MAIL_FROM', 'must be an e-mail address, alone or as Name <address> (a name without quotes, @, commas, semicolons or brackets)');
   }
   const mailto = value('MAIL_UNSUBSCRIBE_MAILTO') ?? null;
   if (mailto !== null && !MAIL_ADDRESS.test(mailto)) throw new ConfigError('MAIL_UNSUBSCRIBE_MAILTO', 'must be an e-mail address');
-  const dkimParts = [value('DKIM_DOMAIN'), value('DKIM_SELECTOR'), value('DKIM_PRIVATE_KEY')];
-  if (dkimParts.some((part) => part !== undefined) && !dkimParts.every((part) => part !== undefined)) {
-    throw new ConfigError('DKIM_DOMAIN', 'DKIM_DOMAIN, DKIM_SELECTOR and DKIM_PRIVATE_KEY go together: set all three or none');
-  }
-  let dkim: MailConfig['dkim'] = null;
-  if (dkimParts[0] !== undefined) {
-    // A PEM key in one environment line may carry its line breaks as \n.
-    const privateKey = dkimParts[2]!.replaceAll('\\n', '\n');
-    try {
-      createPrivateKey(privateKey);
-    } catch {
-      throw new ConfigError('DKIM_PRIVATE_KEY', 'must be a PEM private key (RSA or Ed25519)');
-    }
-    dkim = Object.freeze({ domain: dkimParts[0], selector: dkimParts[1]!, privateKey });
-  }
   return Object.freeze({
     smtpUrl,
-    smtpUser: value('SMTP_USER') ?? null,
-    smtpPassword: value('SMTP_PASSWORD') ?? null,
+    smtpUser,
+    smtpPassword,
     requireTls: parseBoolean('SMTP_REQUIRE_TLS', value('SMTP_REQUIRE_TLS'), false),
     from,
+    fromAddress,
+    fromName,
     unsubscribeMailto: mailto,
-    dkim,
+    dkim: parseDkim(value),
     retrySchedule: parseDurations('EMAIL_RETRY_SCHEDULE', value('EMAIL_RETRY_SCHEDULE') ?? '5s,20s,1m,5m,30m,2h,6h'),
+    production: value('NODE_ENV') === 'production',
   });
+}
+
+/** DKIM_DOMAIN, DKIM_SELECTOR and DKIM_PRIVATE_KEY: all three or none; an RSA key, which Nodemailer's signer takes. */
+function parseDkim(value: (name: string) => string | undefined): MailConfig['dkim'] {
+  const [domain, selector, pem] = [value('DKIM_DOMAIN'), value('DKIM_SELECTOR'), value('DKIM_PRIVATE_KEY')];
+  if (domain === undefined && selector === undefined && pem === undefined) return null;
+  if (domain === undefined || selector === undefined || pem === undefined) {
+    throw new ConfigError('DKIM_DOMAIN', 'DKIM_DOMAIN, DKIM_SELECTOR and DKIM_PRIVATE_KEY go together: set all three or none');
+  }
+  if (!DNS_NAME.test(domain) || !domain.includes('.')) throw new ConfigError('DKIM_DOMAIN', 'must be a domain name such as example.com');
+  if (!DNS_NAME.test(selector)) throw new ConfigError('DKIM_SELECTOR', 'must be a DNS label such as mail or leads2026');
+  // A PEM key in one environment line may carry its line breaks as \n.
+  const privateKey = pem.replaceAll('\\n', '\n');
+  let key;
+  try {
+    key = createPrivateKey(privateKey);
+  } catch {
+    throw new ConfigError('DKIM_PRIVATE_KEY', 'must be a PEM private key');
+  }
+  // Nodemailer signs rsa-sha256 only: an Ed25519 key would send every message unsigned.
+  if (key.asymmetricKeyType !== 'rsa' || (key.asymmetricKeyDetails?.modulusLength ?? 0) < 1024) {
+    throw new ConfigError('DKIM_PRIVATE_KEY', 'must be an RSA private key of at least 1024 bits (2048 recommended)');
+  }
+  return Object.freeze({ domain, selector, privateKey });
 }
 
 function parseClockTime(name: string, raw: string): { hour: number; minute: number } {

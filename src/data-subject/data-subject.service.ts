@@ -43,14 +43,22 @@ export interface ErasureReceipt extends Receipt<ErasureCounts> {
   ids_truncated: boolean;
   /** An erasure (not a dry run): true when its bytes were overwritten in the database's files before the answer. */
   scrubbed?: boolean;
+  /** The subscribers (webhook endpoints) `lead.erased` goes to; a dry run: would go to. None when no lead is erased. */
+  endpoints_notified: number;
 }
 
 /** Lead ids an erasure receipt lists at most: the answer stays small however many leads the person had. */
 export const MAX_RECEIPT_IDS = 1000;
 
-function boundedIds(receipt: Receipt<ErasureCounts>, dryRun: boolean): ErasureReceipt {
+function boundedIds(receipt: Receipt<ErasureCounts>, dryRun: boolean, endpointsNotified: number): ErasureReceipt {
   const truncated = receipt.lead_ids.length > MAX_RECEIPT_IDS;
-  return { ...receipt, lead_ids: truncated ? receipt.lead_ids.slice(0, MAX_RECEIPT_IDS) : receipt.lead_ids, dry_run: dryRun, ids_truncated: truncated };
+  return {
+    ...receipt,
+    lead_ids: truncated ? receipt.lead_ids.slice(0, MAX_RECEIPT_IDS) : receipt.lead_ids,
+    dry_run: dryRun,
+    ids_truncated: truncated,
+    endpoints_notified: endpointsNotified,
+  };
 }
 
 export interface RevocationReceipt extends Receipt<{ leads: number; revoked: number }> {
@@ -123,7 +131,8 @@ export class DataSubjectService {
     const requestedAt = Date.now();
     if (dryRun) {
       const { leadIds, counts } = await this.eraser.dryRun(email);
-      return boundedIds(await this.audit('erasure', email, caller, requestedAt, leadIds, counts, true), true);
+      const told = await this.endpointsNotified(leadIds);
+      return boundedIds(await this.audit('erasure', email, caller, requestedAt, leadIds, counts, true), true, told);
     }
     const subject = await this.subjectHmac(email);
     const leadIds: string[] = [];
@@ -158,7 +167,16 @@ export class DataSubjectService {
     );
     // The answer waits for the scrub: `scrubbed` says whether the erased bytes are gone from the files.
     const scrubbed = await this.eraser.scrub();
-    return { ...boundedIds(this.receipt(id, 'erasure', requestedAt, completedAt, leadIds, counts), false), scrubbed };
+    const told = await this.endpointsNotified(leadIds);
+    return { ...boundedIds(this.receipt(id, 'erasure', requestedAt, completedAt, leadIds, counts), false, told), scrubbed };
+  }
+
+  /**
+   * The subscribers `lead.erased` is (or would be) delivered to, as the fan-out chooses them: none without an erased
+   * lead, since no event is written then. A webhook endpoint that gets leads' data gets it too (webhooks/).
+   */
+  private endpointsNotified(leadIds: readonly string[]): Promise<number> {
+    return leadIds.length ? this.outbox.subscribersOf('lead.erased', Date.now()) : Promise.resolve(0);
   }
 
   async revoke(body: Record<string, unknown>, caller: Caller): Promise<RevocationReceipt> {

@@ -8,6 +8,11 @@ export interface Subscription {
   createdAt: number;
 }
 
+/** Whether a message of this type, written at `at`, is for this subscriber (enabled or not): the fan-out's choice. */
+export function takes(subscription: Subscription, eventType: string, at: number): boolean {
+  return subscription.events.includes(eventType) && subscription.createdAt <= at;
+}
+
 /** A subscriber as the worker sees it for an attempt; a channel adds what it needs to send (a URL, secrets, an address). */
 export interface Subscriber {
   id: string;
@@ -16,8 +21,10 @@ export interface Subscriber {
   failingSince: number | null;
 }
 
-/** One delivery the worker leased: a message for one subscriber. */
+/** One delivery the worker leased: a message for one subscriber of one channel. */
 export interface ClaimedDelivery {
+  /** The name of the channel it was leased for. */
+  channel: string;
   messageId: string;
   subscriberId: string;
   attempts: number;
@@ -49,6 +56,7 @@ export type AttemptOutcome = AttemptDetail & ({ kind: 'succeeded' } | { kind: 'r
  * knows its subscribers and makes one attempt. Registered by its module with Outbox.register.
  */
 export interface Channel<S extends Subscriber = Subscriber> {
+  /** Stored with its deliveries and attempts (`channel`): unique among the registered channels, at most 32 characters. */
   readonly name: string;
   /**
    * The table of its subscribers (`id` its key), and the SQL condition, on that table under the alias given, under which

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { StepTransactions, Steps } from '../database/step-transaction.js';
 import { uuidv7 } from '../database/uuid-v7.js';
-import type { Channel, ClaimedDelivery } from './channel.js';
+import { type Channel, type ClaimedDelivery, type Subscription, takes } from './channel.js';
 import { messageId, messagePayload } from './outbox-events.js';
 
 export type DeliveryState = 'pending' | 'delivered' | 'failed' | 'skipped';
@@ -16,6 +16,7 @@ export interface Outcome {
 }
 
 export interface AttemptRecord {
+  channel: string;
   messageId: string;
   subscriberId: string;
   eventType: string;
@@ -28,6 +29,9 @@ export interface AttemptRecord {
   responseBody: string | null;
   nextAttemptAt: number | null;
 }
+
+/** What the store needs of a channel to keep to its rows. */
+export type ChannelName = Pick<Channel, 'name'>;
 
 /** One row of a subscriber's attempt log, as stored. */
 export type AttemptRow = Record<string, unknown>;
@@ -42,8 +46,10 @@ const LARGE_BATCH = 1000;
 
 /**
  * The one home of the outbox tables' SQL (docs/decisions/0027-webhooks-outbox.md, 0034-outbox-channels.md): messages,
- * their deliveries (one per message and subscriber; `endpoint_id` names the subscriber) and the attempt log. The tables
- * keep the names they had when webhooks were the only channel. Transactions are StepTransactions: generators of
+ * their deliveries (one per message and subscriber; `endpoint_id` names the subscriber, `channel` its channel) and the
+ * attempt log. The tables keep the names they had when webhooks were the only channel. What a channel asks for
+ * (lease, skip, record, replay, forget a subscriber, its attempt log) is filtered by its `channel`; what a message
+ * asks for (fan-out, erasure, pruning) spans every channel. Transactions are StepTransactions: generators of
  * statements, which producers extend with their own (a lead's, an erasure's).
  */
 @Injectable()
@@ -73,40 +79,43 @@ export class OutboxStore {
   }
 
   /**
-   * Gives the undispatched messages (oldest first, at most BATCH) one delivery per subscriber of the channel that
+   * Gives the undispatched messages (oldest first, at most BATCH) one delivery per subscriber, of every channel, that
    * exists, subscribes to the event and is no newer than the message (a message aimed at one subscriber: that one
-   * only): pending, or skipped (and logged) for a disabled one. On PostgreSQL the messages are locked SKIP LOCKED, so
-   * instances share the work. Returns how many messages were fanned out.
+   * only, in whichever channel has it): pending, or skipped (and logged) for a disabled one. On PostgreSQL the messages
+   * are locked SKIP LOCKED, so instances share the work. Returns how many messages were fanned out.
    */
-  fanOut(channel: Channel, now: number): Promise<number> {
-    return this.transaction(() => this.fanOutSteps(channel, now));
+  fanOut(channels: readonly Channel[], now: number): Promise<number> {
+    return this.transaction(() => this.fanOutSteps(channels, now));
   }
 
-  private *fanOutSteps(channel: Channel, now: number): Steps<number> {
+  private *fanOutSteps(channels: readonly Channel[], now: number): Steps<number> {
     const p = this.p.bind(this);
     const messages = yield [
       `SELECT id, event_type, endpoint_id, created_at FROM webhook_messages WHERE dispatched_at IS NULL ORDER BY id LIMIT ${BATCH}${this.postgres ? ' FOR UPDATE SKIP LOCKED' : ''}`,
       [],
     ];
     if (messages.length === 0) return 0;
-    const subscribed = yield* channel.subscriptions();
+    const subscribed: [Channel, Subscription[]][] = [];
+    for (const channel of channels) subscribed.push([channel, yield* channel.subscriptions()]);
     const deliveries: unknown[][] = [];
     const skips: AttemptRecord[] = [];
     for (const message of messages) {
       const createdAt = Number(message.created_at);
-      const targets = message.endpoint_id
-        ? subscribed.filter((e) => e.id === message.endpoint_id)
-        : subscribed.filter((e) => e.events.includes(message.event_type as string) && e.createdAt <= createdAt);
-      for (const endpoint of targets) {
-        deliveries.push([message.id, endpoint.id, createdAt, endpoint.enabled ? 'pending' : 'skipped', endpoint.enabled ? now : null, now]);
-        if (!endpoint.enabled) skips.push(skipRecord(message.id as string, endpoint.id, message.event_type as string, 0, now));
+      for (const [channel, subscriptions] of subscribed) {
+        const targets = message.endpoint_id
+          ? subscriptions.filter((e) => e.id === message.endpoint_id)
+          : subscriptions.filter((e) => takes(e, message.event_type as string, createdAt));
+        for (const endpoint of targets) {
+          deliveries.push([message.id, endpoint.id, channel.name, createdAt, endpoint.enabled ? 'pending' : 'skipped', endpoint.enabled ? now : null, now]);
+          if (!endpoint.enabled) skips.push(skipRecord(channel.name, message.id as string, endpoint.id, message.event_type as string, 0, now));
+        }
       }
     }
     for (let start = 0; start < deliveries.length; start += BATCH) {
       const rows = deliveries.slice(start, start + BATCH);
-      const tuples = rows.map((_, i) => `(${[1, 2, 3, 4, 5, 6].map((k) => p(i * 6 + k)).join(', ')}, 0, 0)`);
+      const tuples = rows.map((_, i) => `(${[1, 2, 3, 4, 5, 6, 7].map((k) => p(i * 7 + k)).join(', ')}, 0, 0)`);
       yield [
-        `INSERT INTO webhook_deliveries (message_id, endpoint_id, message_created_at, state, next_attempt_at, updated_at, attempts, step) VALUES ${tuples.join(', ')} ON CONFLICT DO NOTHING`,
+        `INSERT INTO webhook_deliveries (message_id, endpoint_id, channel, message_created_at, state, next_attempt_at, updated_at, attempts, step) VALUES ${tuples.join(', ')} ON CONFLICT DO NOTHING`,
         rows.flat(),
       ];
     }
@@ -117,16 +126,17 @@ export class OutboxStore {
   }
 
   /**
-   * Leases up to `limit` due pending deliveries of enabled subscribers to `owner` until `leaseUntil`. One statement; on
-   * PostgreSQL its rows are picked FOR UPDATE SKIP LOCKED, so two instances never claim the same row.
+   * Leases up to `limit` due pending deliveries of the channel's enabled subscribers to `owner` until `leaseUntil`. One
+   * statement, walking the channel's part of the due index (channel, next_attempt_at); on PostgreSQL its rows are picked
+   * FOR UPDATE SKIP LOCKED, so two instances never claim the same row.
    */
   async claim(channel: Channel, owner: string, now: number, leaseUntil: number, limit: number, busySubscribers: string[] = []): Promise<ClaimedDelivery[]> {
     const p = this.p.bind(this);
     const { table, enabled } = channel.subscribers;
     // Subscribers with no room left on this instance are passed over, so that a slow one cannot take every slot.
-    const busy = busySubscribers.length ? ` AND d.endpoint_id NOT IN (${this.list(5, busySubscribers.length)})` : '';
+    const busy = busySubscribers.length ? ` AND d.endpoint_id NOT IN (${this.list(6, busySubscribers.length)})` : '';
     const due = `SELECT d.message_id, d.endpoint_id FROM webhook_deliveries d JOIN ${table} e ON e.id = d.endpoint_id
-      WHERE d.state = 'pending' AND d.next_attempt_at <= ${p(3)} AND (d.lease_until IS NULL OR d.lease_until < ${p(4)}) AND (${enabled('e')})${busy}
+      WHERE d.channel = ${p(3)} AND d.state = 'pending' AND d.next_attempt_at <= ${p(4)} AND (d.lease_until IS NULL OR d.lease_until < ${p(5)}) AND (${enabled('e')})${busy}
       ORDER BY d.next_attempt_at LIMIT ${Math.floor(limit)}${this.postgres ? ' FOR UPDATE OF d SKIP LOCKED' : ''}`;
     const rows = await this.query<Record<string, unknown>>(
       this.postgres
@@ -134,7 +144,7 @@ export class OutboxStore {
              WHERE w.message_id = c.message_id AND w.endpoint_id = c.endpoint_id RETURNING w.message_id, w.endpoint_id, w.attempts, w.step`
         : `UPDATE webhook_deliveries SET lease_owner = ?, lease_until = ? WHERE (message_id, endpoint_id) IN (${due})
              RETURNING message_id, endpoint_id, attempts, step`,
-      [owner, leaseUntil, now, now, ...busySubscribers],
+      [owner, leaseUntil, channel.name, now, now, ...busySubscribers],
     );
     if (rows.length === 0) return [];
     // The bodies in one query for the whole batch, not one per attempt (bench/RESULTS.md, Webhooks).
@@ -144,6 +154,7 @@ export class OutboxStore {
     );
     const byId = new Map(messages.map((message) => [message.id, message]));
     return rows.map((row) => ({
+      channel: channel.name,
       messageId: row.message_id as string,
       subscriberId: row.endpoint_id as string,
       attempts: Number(row.attempts),
@@ -175,8 +186,8 @@ export class OutboxStore {
       for (const { record, state, step } of outcomes) {
         const updated = yield [
           `UPDATE webhook_deliveries SET state = ?, attempts = ?, step = ?, next_attempt_at = ?, lease_owner = NULL, lease_until = NULL, updated_at = ?
-            WHERE message_id = ? AND endpoint_id = ? AND lease_owner = ? RETURNING message_id`,
-          [state, record.attempt, step, record.nextAttemptAt, record.attemptedAt, record.messageId, record.subscriberId, owner],
+            WHERE message_id = ? AND endpoint_id = ? AND channel = ? AND lease_owner = ? RETURNING message_id`,
+          [state, record.attempt, step, record.nextAttemptAt, record.attemptedAt, record.messageId, record.subscriberId, record.channel, owner],
         ];
         if (updated.length) yield* this.logAttempts([record]);
       }
@@ -186,28 +197,29 @@ export class OutboxStore {
     const tuple = (values: unknown[], types: string[]) => `(${values.map((value, i) => `${p(params.push(value))}::${types[i]}`).join(', ')})`;
     const next = outcomes.map(({ record, state, step }) =>
       tuple(
-        [record.messageId, record.subscriberId, state, record.attempt, step, record.nextAttemptAt, record.attemptedAt],
-        ['varchar', 'varchar', 'varchar', 'int', 'int', 'bigint', 'bigint'],
+        [record.messageId, record.subscriberId, record.channel, state, record.attempt, step, record.nextAttemptAt, record.attemptedAt],
+        ['varchar', 'varchar', 'varchar', 'varchar', 'int', 'int', 'bigint', 'bigint'],
       ),
     );
     const logged = outcomes.map(({ record: r }) =>
-      tuple(attemptRow(r), ['varchar', 'varchar', 'varchar', 'varchar', 'int', 'bigint', 'varchar', 'int', 'varchar', 'int', 'text', 'bigint']),
+      tuple(attemptRow(r), ['varchar', 'varchar', 'varchar', 'varchar', 'varchar', 'int', 'bigint', 'varchar', 'int', 'varchar', 'int', 'text', 'bigint']),
     );
     yield [
-      `WITH v (message_id, endpoint_id, state, attempts, step, next_attempt_at, updated_at) AS (VALUES ${next.join(', ')}),
+      `WITH v (message_id, endpoint_id, channel, state, attempts, step, next_attempt_at, updated_at) AS (VALUES ${next.join(', ')}),
         u AS (UPDATE webhook_deliveries d SET state = v.state, attempts = v.attempts, step = v.step, next_attempt_at = v.next_attempt_at,
             lease_owner = NULL, lease_until = NULL, updated_at = v.updated_at
-          FROM v WHERE d.message_id = v.message_id AND d.endpoint_id = v.endpoint_id AND d.lease_owner = $1 RETURNING d.message_id, d.endpoint_id)
-      INSERT INTO webhook_attempts (id, message_id, endpoint_id, event_type, attempt, attempted_at, outcome, status_code, error, latency_ms, response_body, next_attempt_at)
-      SELECT a.id, a.message_id, a.endpoint_id, a.event_type, a.attempt, a.attempted_at, a.outcome, a.status_code, a.error, a.latency_ms, a.response_body, a.next_attempt_at
-        FROM (VALUES ${logged.join(', ')}) a (id, message_id, endpoint_id, event_type, attempt, attempted_at, outcome, status_code, error, latency_ms, response_body, next_attempt_at)
+          FROM v WHERE d.message_id = v.message_id AND d.endpoint_id = v.endpoint_id AND d.channel = v.channel AND d.lease_owner = $1
+          RETURNING d.message_id, d.endpoint_id)
+      INSERT INTO webhook_attempts (${ATTEMPT_COLUMNS})
+      SELECT ${ATTEMPT_COLUMNS.replace(/(\w+)/g, 'a.$1')}
+        FROM (VALUES ${logged.join(', ')}) a (${ATTEMPT_COLUMNS})
         JOIN u ON u.message_id = a.message_id AND u.endpoint_id = a.endpoint_id`,
       params,
     ];
   }
 
   /**
-   * Pending deliveries of disabled subscribers become skipped, one log row each, in batches; returns how many. Rows
+   * Pending deliveries of the channel's disabled subscribers become skipped, one log row each, in batches; returns how many. Rows
    * still leased are left to their worker, which skips them when it sees the subscriber disabled.
    */
   skipDisabled(channel: Channel, now: number): Promise<number> {
@@ -224,15 +236,17 @@ export class OutboxStore {
     const rows = yield [
       `UPDATE webhook_deliveries SET state = 'skipped', next_attempt_at = NULL, updated_at = ${p(1)}
         WHERE (message_id, endpoint_id) IN (SELECT d.message_id, d.endpoint_id FROM webhook_deliveries d JOIN ${table} e ON e.id = d.endpoint_id
-          WHERE d.state = 'pending' AND NOT (${enabled('e')}) AND (d.lease_until IS NULL OR d.lease_until < ${p(2)}) LIMIT ${BATCH})
+          WHERE d.channel = ${p(2)} AND d.state = 'pending' AND NOT (${enabled('e')}) AND (d.lease_until IS NULL OR d.lease_until < ${p(3)}) LIMIT ${BATCH})
         RETURNING message_id, endpoint_id, attempts`,
-      [now, now],
+      [now, channel.name, now],
     ];
     if (rows.length === 0) return 0;
     const types = yield [`SELECT id, event_type FROM webhook_messages WHERE id IN (${this.list(1, rows.length)})`, rows.map((row) => row.message_id)];
     const typeOf = new Map(types.map((row) => [row.id as string, row.event_type as string]));
     yield* this.logAttempts(
-      rows.map((row) => skipRecord(row.message_id as string, row.endpoint_id as string, typeOf.get(row.message_id as string) ?? '', Number(row.attempts), now)),
+      rows.map((row) =>
+        skipRecord(channel.name, row.message_id as string, row.endpoint_id as string, typeOf.get(row.message_id as string) ?? '', Number(row.attempts), now),
+      ),
     );
     return rows.length;
   }
@@ -241,17 +255,14 @@ export class OutboxStore {
     const p = this.p.bind(this);
     for (let start = 0; start < records.length; start += BATCH) {
       const rows = records.slice(start, start + BATCH);
-      const tuples = rows.map((_, i) => `(${Array.from({ length: 12 }, (__, k) => p(i * 12 + k + 1)).join(', ')})`);
-      yield [
-        `INSERT INTO webhook_attempts (id, message_id, endpoint_id, event_type, attempt, attempted_at, outcome, status_code, error, latency_ms, response_body, next_attempt_at) VALUES ${tuples.join(', ')}`,
-        rows.flatMap(attemptRow),
-      ];
+      const tuples = rows.map((_, i) => `(${Array.from({ length: ATTEMPT_WIDTH }, (__, k) => p(i * ATTEMPT_WIDTH + k + 1)).join(', ')})`);
+      yield [`INSERT INTO webhook_attempts (${ATTEMPT_COLUMNS}) VALUES ${tuples.join(', ')}`, rows.flatMap(attemptRow)];
     }
   }
 
   /**
-   * Removes what the outbox holds about these leads (their messages, deliveries and attempt logs), inside an erasure's
-   * transaction (docs/decisions/0029-data-subject-requests.md). Deliveries go first: on PostgreSQL a worker recording an
+   * Removes what the outbox holds about these leads (their messages, and the deliveries and attempt logs of those
+   * messages in every channel: by message, not by channel), inside an erasure's transaction (docs/decisions/0029-data-subject-requests.md). Deliveries go first: on PostgreSQL a worker recording an
    * attempt holds its delivery row, so the DELETE waits for that attempt's log row and the next statement removes it;
    * a worker that comes after finds no delivery, and logs nothing (recordAttempts). A message being fanned out is locked
    * by the fan-out; its DELETE waits, and takes the new deliveries with it (ON DELETE CASCADE).
@@ -301,10 +312,10 @@ export class OutboxStore {
   }
 
   /**
-   * A subscriber's deliveries and attempt log, before the subscriber itself goes: in batches with a turn between them
-   * (one cascade over a large log held the event loop).
+   * A subscriber's deliveries and attempt log in its channel, before the subscriber itself goes (no foreign key does it):
+   * in batches with a turn between them (one cascade over a large log held the event loop).
    */
-  async forgetSubscriber(subscriberId: string): Promise<void> {
+  async forgetSubscriber(channel: ChannelName, subscriberId: string): Promise<void> {
     const p = this.p.bind(this);
     for (const [table, key] of [
       ['webhook_deliveries', 'message_id'],
@@ -312,8 +323,9 @@ export class OutboxStore {
     ]) {
       for (;;) {
         const rows = await this.query(
-          `DELETE FROM ${table} WHERE endpoint_id = ${p(1)} AND ${key} IN (SELECT ${key} FROM ${table} WHERE endpoint_id = ${p(2)} LIMIT ${LARGE_BATCH}) RETURNING ${key}`,
-          [subscriberId, subscriberId],
+          `DELETE FROM ${table} WHERE endpoint_id = ${p(1)} AND channel = ${p(2)}
+            AND ${key} IN (SELECT ${key} FROM ${table} WHERE endpoint_id = ${p(3)} AND channel = ${p(4)} LIMIT ${LARGE_BATCH}) RETURNING ${key}`,
+          [subscriberId, channel.name, subscriberId, channel.name],
         );
         if (rows.length < LARGE_BATCH) break;
         await nextTurn();
@@ -322,26 +334,27 @@ export class OutboxStore {
   }
 
   /**
-   * The subscriber's messages created in [since, until) are due again, each as a new series of attempts. In keyset
-   * batches with a turn of the event loop between them: a replay of a year must not hold it. Returns how many.
+   * The subscriber's messages (in its channel) created in [since, until) are due again, each as a new series of
+   * attempts. In keyset batches with a turn of the event loop between them: a replay of a year must not hold it.
+   * Returns how many.
    */
-  async replay(subscriberId: string, since: number, until: number | undefined, now: number): Promise<number> {
+  async replay(channel: ChannelName, subscriberId: string, since: number, until: number | undefined, now: number): Promise<number> {
     const p = this.p.bind(this);
     let after: [number, string] | undefined;
     let replayed = 0;
     for (;;) {
-      const from = after ? `(message_created_at, message_id) > (${p(3)}, ${p(4)})` : `message_created_at >= ${p(3)}`;
+      const from = after ? `(message_created_at, message_id) > (${p(4)}, ${p(5)})` : `message_created_at >= ${p(4)}`;
       const rows = await this.query<{ message_id: string; message_created_at: unknown }>(
-        `SELECT message_id, message_created_at FROM webhook_deliveries WHERE endpoint_id = ${p(1)} AND message_created_at < ${p(2)} AND ${from}
+        `SELECT message_id, message_created_at FROM webhook_deliveries WHERE endpoint_id = ${p(1)} AND channel = ${p(2)} AND message_created_at < ${p(3)} AND ${from}
           ORDER BY message_created_at, message_id LIMIT ${LARGE_BATCH}`,
-        [subscriberId, until ?? Number.MAX_SAFE_INTEGER, ...(after ?? [since])],
+        [subscriberId, channel.name, until ?? Number.MAX_SAFE_INTEGER, ...(after ?? [since])],
       );
       if (rows.length === 0) break;
       const ids = rows.map((row) => row.message_id);
       const updated = await this.query(
         `UPDATE webhook_deliveries SET state = 'pending', step = 0, next_attempt_at = ${p(1)}, updated_at = ${p(2)}
-          WHERE endpoint_id = ${p(3)} AND message_id IN (${this.list(4, ids.length)}) RETURNING message_id`,
-        [now, now, subscriberId, ...ids],
+          WHERE endpoint_id = ${p(3)} AND channel = ${p(4)} AND message_id IN (${this.list(5, ids.length)}) RETURNING message_id`,
+        [now, now, subscriberId, channel.name, ...ids],
       );
       replayed += updated.length;
       if (rows.length < LARGE_BATCH) break;
@@ -353,13 +366,13 @@ export class OutboxStore {
   }
 
   /**
-   * One page of a subscriber's attempt log, newest first: `limit + 1` rows (the extra one says there is a next page),
+   * One page of a subscriber's attempt log (in its channel), newest first: `limit + 1` rows (the extra one says there is a next page),
    * of one message when `messageId` is given, before the `before` key (`attempted_at`, `id`) when given.
    */
-  attempts(subscriberId: string, limit: number, messageId?: string, before?: [number, string]): Promise<AttemptRow[]> {
+  attempts(channel: ChannelName, subscriberId: string, limit: number, messageId?: string, before?: [number, string]): Promise<AttemptRow[]> {
     const p = this.p.bind(this);
-    const params: unknown[] = [subscriberId];
-    let where = `endpoint_id = ${p(1)}`;
+    const params: unknown[] = [subscriberId, channel.name];
+    let where = `endpoint_id = ${p(1)} AND channel = ${p(2)}`;
     if (messageId !== undefined) {
       params.push(messageId);
       where += ` AND message_id = ${p(params.length)}`;
@@ -411,12 +424,18 @@ export class OutboxStore {
 
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 
-/** A log row's values, in the column order of both INSERTs into webhook_attempts. */
+/** The columns of both INSERTs into webhook_attempts, in the order of attemptRow. */
+const ATTEMPT_COLUMNS =
+  'id, message_id, endpoint_id, channel, event_type, attempt, attempted_at, outcome, status_code, error, latency_ms, response_body, next_attempt_at';
+const ATTEMPT_WIDTH = ATTEMPT_COLUMNS.split(',').length;
+
+/** A log row's values, in the order of ATTEMPT_COLUMNS. */
 function attemptRow(r: AttemptRecord): unknown[] {
   return [
     uuidv7(r.attemptedAt),
     r.messageId,
     r.subscriberId,
+    r.channel,
     r.eventType,
     r.attempt,
     r.attemptedAt,
@@ -429,8 +448,9 @@ function attemptRow(r: AttemptRecord): unknown[] {
   ];
 }
 
-export function skipRecord(messageId: string, subscriberId: string, eventType: string, attempt: number, now: number): AttemptRecord {
+export function skipRecord(channel: string, messageId: string, subscriberId: string, eventType: string, attempt: number, now: number): AttemptRecord {
   return {
+    channel,
     messageId,
     subscriberId,
     eventType,

@@ -40,28 +40,34 @@ interface PendingRecord {
 
 /**
  * The outbox's worker on this instance (docs/decisions/0027-webhooks-outbox.md, 0034-outbox-channels.md): fans new
- * messages out into deliveries, leases due deliveries, has the channel attempt them, and records each attempt with its
- * next step: retried on the channel's schedule, failed for good, the subscriber disabled when it keeps failing. Woken
- * at once by the instance that commits a message (wake()); otherwise it polls for work stored elsewhere.
+ * messages out into deliveries of every registered channel, leases each channel's due deliveries, has the channel
+ * attempt them, and records each attempt with its next step: retried on the channel's schedule, failed for good, the
+ * subscriber disabled when it keeps failing. One loop for all channels; the instance's concurrency is shared among
+ * them (leaseShares), so that a slow channel cannot starve another. Woken at once by the instance that commits a
+ * message (wake()); otherwise it polls for work stored elsewhere.
  */
 @Injectable()
 export class OutboxWorker implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('Outbox');
   private readonly owner = `w_${randomUUID()}`;
   private readonly settings: WorkerSettings;
-  private channel?: Channel;
+  private readonly channels = new Map<string, Channel>();
   private running = false;
   private loop?: Promise<void>;
   private wakeUp?: () => void;
   private woken = false;
-  private readonly inFlight = new Set<Promise<void>>();
+  /** Attempts running here, each with its channel's name. */
+  private readonly inFlight = new Map<Promise<void>, string>();
   private readonly perSubscriber = new Map<string, number>();
   /** Leased deliveries waiting for their subscriber's concurrency to allow them. */
   private readonly waiting: ClaimedDelivery[] = [];
-  /** The subscribers of the deliveries leased last, read once per lease rather than once per attempt. */
-  private subscriberCache = new Map<string, Subscriber>();
-  /** The ids that read looked for: one of them missing from the cache was deleted. */
-  private subscribersRead = new Set<string>();
+  /**
+   * Per channel, the subscribers of the deliveries leased last, read once per lease rather than once per attempt, and
+   * the ids that read looked for: one of them missing from the cache was deleted.
+   */
+  private readonly subscriberCache = new Map<string, { subscribers: Map<string, Subscriber>; read: Set<string> }>();
+  /** Which channel leases first when two are over their share: turns about. */
+  private rotation = 0;
   /** Attempt outcomes waiting to be written, one transaction per turn of the event loop for all of them. */
   private records: PendingRecord[] = [];
   private lastPrune = 0;
@@ -74,23 +80,20 @@ export class OutboxWorker implements OnApplicationBootstrap, OnModuleDestroy {
     this.settings = config.webhooks;
   }
 
-  /**
-   * Plugs a channel in, before the application starts. One for now: the delivery rows do not yet say which channel
-   * they are for (the second channel's migration adds that; CONTRIBUTING.md, "Adding an outbox channel").
-   */
+  /** Plugs a channel in, before the application starts; its name is what its rows record. */
   register(channel: Channel): void {
-    if (this.channel && this.channel !== channel) {
-      throw new Error(`outbox: channel ${channel.name} cannot join ${this.channel.name} until deliveries record their channel`);
-    }
-    this.channel = channel;
+    const known = this.channels.get(channel.name);
+    if (known && known !== channel) throw new Error(`outbox: two channels are named ${channel.name}`);
+    if (!/^[a-z][a-z0-9_-]{0,31}$/.test(channel.name)) throw new Error(`outbox: a channel's name is [a-z][a-z0-9_-]{0,31}, not ${channel.name}`);
+    this.channels.set(channel.name, channel);
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    if (!this.settings.worker || !this.channel) return;
+    if (!this.settings.worker || this.channels.size === 0) return;
     // SQLite serves one instance: leases left by a process that died are its own, and need not run out first.
     if (!this.store.postgres) await this.store.releaseLeases().catch(() => undefined);
     this.running = true;
-    this.loop = this.run(this.channel);
+    this.loop = this.run();
   }
 
   /**
@@ -103,7 +106,7 @@ export class OutboxWorker implements OnApplicationBootstrap, OnModuleDestroy {
     this.wake();
     await this.loop;
     this.waiting.length = 0;
-    await Promise.allSettled([...this.inFlight]);
+    await Promise.allSettled([...this.inFlight.keys()]);
     await this.store.releaseLeases(this.owner).catch(() => undefined);
   }
 
@@ -123,7 +126,7 @@ export class OutboxWorker implements OnApplicationBootstrap, OnModuleDestroy {
     for (let index = this.waiting.length - 1; index >= 0; index--) if (gone.has(this.waiting[index].messageId)) this.waiting.splice(index, 1);
   }
 
-  private async run(channel: Channel): Promise<void> {
+  private async run(): Promise<void> {
     while (this.running) {
       try {
         // Turns at most every TURN_INTERVAL_MS: each lead's commit and each finished attempt wakes the worker, and a turn
@@ -132,7 +135,7 @@ export class OutboxWorker implements OnApplicationBootstrap, OnModuleDestroy {
         const wait = Math.min(this.lastTurn + TURN_INTERVAL_MS - performance.now(), TURN_INTERVAL_MS);
         if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
         this.lastTurn = performance.now();
-        const busy = await this.turn(channel);
+        const busy = await this.turn();
         if (!busy) await this.sleep(this.settings.pollIntervalMs);
       } catch (error) {
         this.logger.warn({ error: safeError(error) }, 'Outbox delivery turn failed; retrying');
@@ -142,27 +145,77 @@ export class OutboxWorker implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   /** One turn: returns whether there may be more work right away. */
-  private async turn(channel: Channel): Promise<boolean> {
+  private async turn(): Promise<boolean> {
     this.woken = false;
     const now = Date.now();
-    const fanned = await this.store.fanOut(channel, now);
-    await this.store.skipDisabled(channel, now);
+    const channels = [...this.channels.values()];
+    const fanned = await this.store.fanOut(channels, now);
+    for (const channel of channels) await this.store.skipDisabled(channel, now);
     if (now - this.lastPrune > PRUNE_INTERVAL_MS) {
       this.lastPrune = now;
       await this.prune(now);
     }
-    const free = this.settings.concurrency - this.inFlight.size - this.waiting.length;
-    if (free <= 0) {
+    if (this.settings.concurrency - this.inFlight.size - this.waiting.length <= 0) {
       await this.sleep(this.settings.pollIntervalMs);
       return true;
     }
+    // Channels that had fewer due deliveries than they asked for: nothing more to lease this turn.
+    const drained = new Set<Channel>();
+    let more = false;
+    for (const borrow of [false, true]) {
+      for (const [channel, want] of this.leaseShares(
+        channels.filter((c) => !drained.has(c)),
+        channels,
+        borrow,
+      )) {
+        if (await this.lease(channel, now, want)) more = true;
+        else drained.add(channel);
+      }
+    }
+    this.rotation++;
+    return fanned > 0 || more || this.woken;
+  }
+
+  /**
+   * How many deliveries each channel may lease now. Each channel's share is an equal part of WEBHOOK_CONCURRENCY; first
+   * (`borrow` false) a channel below its share takes up to it; then (`borrow` true) a channel may take the slots still
+   * free, but leaves one free for each other channel below its share: however long a slow channel's attempts take, the
+   * others always find a slot, and each slot it frees goes first to a channel below its share.
+   */
+  private leaseShares(candidates: Channel[], channels: Channel[], borrow: boolean): [Channel, number][] {
+    const share = Math.max(1, Math.floor(this.settings.concurrency / channels.length));
+    const used = this.usedByChannel();
+    let free = this.settings.concurrency - this.inFlight.size - this.waiting.length;
+    const order = candidates.map((_, i) => candidates[(i + this.rotation) % candidates.length]);
+    const shares: [Channel, number][] = [];
+    for (const channel of order) {
+      const mine = used.get(channel.name) ?? 0;
+      const others = borrow ? channels.filter((c) => c !== channel && (used.get(c.name) ?? 0) < share).length : 0;
+      const want = borrow ? free - others : Math.min(free, share - mine);
+      if (want <= 0) continue;
+      shares.push([channel, want]);
+      free -= want;
+      used.set(channel.name, mine + want);
+    }
+    return shares;
+  }
+
+  private usedByChannel(): Map<string, number> {
+    const used = new Map<string, number>();
+    for (const name of this.inFlight.values()) used.set(name, (used.get(name) ?? 0) + 1);
+    for (const delivery of this.waiting) used.set(delivery.channel, (used.get(delivery.channel) ?? 0) + 1);
+    return used;
+  }
+
+  /** Leases up to `limit` of the channel's due deliveries and starts them; returns whether it may have more. */
+  private async lease(channel: Channel, now: number, limit: number): Promise<boolean> {
     const leaseUntil = now + channel.attemptTimeoutMs + LEASE_MARGIN_MS;
-    const claimed = await this.store.claim(channel, this.owner, now, leaseUntil, free, this.busySubscribers(channel));
+    const claimed = await this.store.claim(channel, this.owner, now, leaseUntil, limit, this.busySubscribers(channel));
     if (claimed.length) {
       this.waiting.push(...claimed);
-      await this.startWaiting(channel, true);
+      await this.startWaiting(channel);
     }
-    return fanned > 0 || claimed.length === free || this.woken;
+    return claimed.length === limit;
   }
 
   private async prune(now: number): Promise<void> {
@@ -170,30 +223,36 @@ export class OutboxWorker implements OnApplicationBootstrap, OnModuleDestroy {
     if (pruned.messages || pruned.attempts) this.logger.log(pruned, 'Pruned old outbox messages and attempts');
   }
 
-  /** Subscribers whose attempts running and waiting here already fill their share (the channel's concurrency). */
+  /**
+   * Subscribers whose attempts running and waiting here already fill their share (the channel's concurrency). Subscriber
+   * ids are unique across channels, so one count per id serves them all (another channel's ids never match).
+   */
   private busySubscribers(channel: Channel): string[] {
     const load = new Map(this.perSubscriber);
     for (const delivery of this.waiting) load.set(delivery.subscriberId, (load.get(delivery.subscriberId) ?? 0) + 1);
     return [...load].filter(([, count]) => count >= channel.subscriberConcurrency).map(([id]) => id);
   }
 
-  /** Starts the waiting deliveries whose subscriber has room, while their lease leaves time for a whole attempt. */
-  private async startWaiting(channel: Channel, refresh: boolean): Promise<void> {
+  /**
+   * Starts the waiting deliveries whose subscriber has room, while their lease leaves time for a whole attempt; with
+   * `refresh`, after reading the subscribers of that channel's waiting deliveries.
+   */
+  private async startWaiting(refresh?: Channel): Promise<void> {
     if (refresh) {
-      const ids = [...new Set(this.waiting.map((d) => d.subscriberId))];
-      this.subscriberCache = ids.length ? await channel.load(ids) : new Map();
-      this.subscribersRead = new Set(ids);
+      const ids = [...new Set(this.waiting.filter((d) => d.channel === refresh.name).map((d) => d.subscriberId))];
+      this.subscriberCache.set(refresh.name, { subscribers: ids.length ? await refresh.load(ids) : new Map(), read: new Set(ids) });
     }
-    const subscribers = this.subscriberCache;
     for (let index = 0; index < this.waiting.length;) {
       const delivery = this.waiting[index];
-      const subscriber = subscribers.get(delivery.subscriberId);
+      const channel = this.channels.get(delivery.channel)!;
+      const cache = this.subscriberCache.get(channel.name);
+      const subscriber = cache?.subscribers.get(delivery.subscriberId);
       if (Date.now() + channel.attemptTimeoutMs + 1000 > delivery.leaseUntil) {
         // Another instance may take it once the lease runs out; this one must not send it as well.
         this.waiting.splice(index, 1);
         continue;
       }
-      if (!this.subscribersRead.has(delivery.subscriberId)) {
+      if (!cache?.read.has(delivery.subscriberId)) {
         // Leased while this call was reading subscribers: not read here, so not known deleted. The call that leased it
         // (turn) starts it; taken as deleted, it would be neither sent nor recorded until its lease ran out.
         index++;
@@ -215,10 +274,10 @@ export class OutboxWorker implements OnApplicationBootstrap, OnModuleDestroy {
           const left = (this.perSubscriber.get(delivery.subscriberId) ?? 1) - 1;
           if (left > 0) this.perSubscriber.set(delivery.subscriberId, left);
           else this.perSubscriber.delete(delivery.subscriberId);
-          if (this.waiting.length) void this.startWaiting(channel, false).catch(() => undefined);
+          if (this.waiting.length) void this.startWaiting().catch(() => undefined);
           this.wake();
         });
-      this.inFlight.add(attempt);
+      this.inFlight.set(attempt, channel.name);
     }
   }
 
@@ -226,7 +285,7 @@ export class OutboxWorker implements OnApplicationBootstrap, OnModuleDestroy {
     // Deleted meanwhile: its deliveries went with it.
     if (!subscriber || delivery.payload === undefined) return;
     if (!subscriber.enabled) {
-      const skip = skipRecord(delivery.messageId, subscriber.id, delivery.eventType, delivery.attempts, Date.now());
+      const skip = skipRecord(channel.name, delivery.messageId, subscriber.id, delivery.eventType, delivery.attempts, Date.now());
       await this.write({ record: skip, state: 'skipped', step: delivery.step }, []);
       return;
     }
@@ -249,6 +308,7 @@ export class OutboxWorker implements OnApplicationBootstrap, OnModuleDestroy {
       step += 1;
     }
     const record: AttemptRecord = {
+      channel: channel.name,
       messageId: delivery.messageId,
       subscriberId: subscriber.id,
       eventType: delivery.eventType,
@@ -262,12 +322,12 @@ export class OutboxWorker implements OnApplicationBootstrap, OnModuleDestroy {
       responseBody: outcome.responseBody === null || outcome.responseBody === '' ? null : outcome.responseBody.replaceAll('\0', '\uFFFD'),
       nextAttemptAt,
     };
+    const gone = outcome.kind === 'failed' && outcome.disable ? outcome.disable : null;
     const disableReason =
-      outcome.kind === 'failed' && outcome.disable
-        ? outcome.disable
-        : !succeeded && subscriber.failingSince !== null && now - subscriber.failingSince >= channel.disableAfterMs
-          ? `No successful delivery since ${new Date(subscriber.failingSince).toISOString()} (${channel.disableAfterSetting}).`
-          : null;
+      gone ??
+      (!succeeded && subscriber.failingSince !== null && now - subscriber.failingSince >= channel.disableAfterMs
+        ? `No successful delivery since ${new Date(subscriber.failingSince).toISOString()} (${channel.disableAfterSetting}).`
+        : null);
     const changes: Step[] = [];
     if (succeeded) {
       if (subscriber.failingSince !== null) changes.push(channel.recovered(subscriber.id));
@@ -278,7 +338,8 @@ export class OutboxWorker implements OnApplicationBootstrap, OnModuleDestroy {
     await this.write({ record, state, step }, changes);
     if (succeeded) subscriber.failingSince = null;
     else subscriber.failingSince ??= now;
-    // Ids and outcomes only: a subscriber's address (a URL, an e-mail address) never reaches the logs.
+    // Ids and outcomes only: neither a subscriber's address (a URL, an e-mail address) nor the channel's free text (a
+    // receiver's answer, an SMTP reply, which may quote the address) reaches the logs; the attempt log keeps those.
     if (!succeeded) {
       const next = nextAttemptAt === null ? null : new Date(nextAttemptAt).toISOString();
       this.logger.warn(
@@ -288,7 +349,15 @@ export class OutboxWorker implements OnApplicationBootstrap, OnModuleDestroy {
     }
     if (disableReason) {
       subscriber.enabled = false;
-      this.logger.error({ channel: channel.name, subscriber_id: subscriber.id, reason: disableReason }, 'subscriber disabled');
+      this.logger.error(
+        {
+          channel: channel.name,
+          subscriber_id: subscriber.id,
+          cause: gone === null ? 'failing_too_long' : 'gone',
+          failing_since: isoOrNull(subscriber.failingSince),
+        },
+        'subscriber disabled',
+      );
     }
   }
 
@@ -342,3 +411,5 @@ export class OutboxWorker implements OnApplicationBootstrap, OnModuleDestroy {
     });
   }
 }
+
+const isoOrNull = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());

@@ -5,7 +5,7 @@ import { leadViewOf } from '../leads/lead-reader.service.js';
 import { LeadScreeningService } from '../leads/lead-screening.service.js';
 import { LeadWriter } from '../leads/lead-writer.service.js';
 import type { ScreeningVerdict } from '../screening/screening.js';
-import type { Channel } from './channel.js';
+import { type Channel, takes } from './channel.js';
 import { messageId, messagePayload } from './outbox-events.js';
 import { OutboxMessage } from './outbox-message.entity.js';
 import { OutboxStore } from './outbox-store.js';
@@ -91,7 +91,23 @@ export class Outbox implements OnModuleInit, OnApplicationBootstrap {
     return this.store.publish(type, data, now, subscriberId);
   }
 
-  /** Removes the outbox's messages, deliveries and attempt log of these leads, in an erasure's step transaction. */
+  /**
+   * How many enabled subscribers, of every channel, a message of this type written now would be delivered to (as the
+   * fan-out chooses them): what an erasure says it told (`endpoints_notified`), or would tell.
+   */
+  async subscribersOf(type: string, now: number): Promise<number> {
+    let count = 0;
+    for (const channel of this.channels) {
+      const subscriptions = await this.store.transaction(() => channel.subscriptions());
+      count += subscriptions.filter((s) => s.enabled && takes(s, type, now)).length;
+    }
+    return count;
+  }
+
+  /**
+   * Removes the outbox's messages of these leads, with their deliveries and attempt log in every channel (pending ones
+   * included: nothing of an erased lead leaves after its erasure), in an erasure's step transaction.
+   */
   forgetLeads(leadIds: readonly string[]): Steps<{ messageIds: string[]; deliveries: number; attempts: number }> {
     return this.store.forgetLeads(leadIds);
   }

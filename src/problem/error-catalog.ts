@@ -55,6 +55,13 @@ export const ERROR_CATALOG = {
     description:
       'The cursor in the body was altered, or was given for another e-mail address (a data-subject access request pages only the person it began with). Nothing was read.',
   },
+  invalid_form: {
+    status: 400,
+    title: 'Invalid form',
+    hint: 'Send the form as its page does: application/x-www-form-urlencoded in UTF-8, each field once (List-Unsubscribe=One-Click to unsubscribe, token to confirm).',
+    description:
+      'A POST to a confirmation or unsubscribe link whose body is not the form its page sends: another media type, bytes that are not UTF-8, a repeated or missing field. Nothing was changed.',
+  },
   unsupported_identity_type: {
     status: 400,
     title: 'Unsupported identity type',
@@ -118,6 +125,13 @@ export const ERROR_CATALOG = {
     hint: 'Use an access token that grants every scope named in the WWW-Authenticate scope attribute.',
     description: 'The access token is valid, but it does not grant a scope the operation requires (RFC 6750 §3.1).',
   },
+  origin_not_allowed: {
+    status: 403,
+    title: 'Origin not allowed',
+    hint: 'Confirm from the page the e-mail links to (on this service), or from a client that sends no Origin header.',
+    description:
+      "The confirmation form was posted from a page of another site: its Origin header is not PUBLIC_BASE_URL's origin (a browser sends Origin: null from a page that hides it). Nothing was confirmed.",
+  },
   not_found: {
     status: 404,
     title: 'Not found',
@@ -135,6 +149,19 @@ export const ERROR_CATALOG = {
     title: 'Webhook endpoint not found',
     hint: 'Check the id: it is the one POST /api/v1/webhooks answered, and GET /api/v1/webhooks lists them.',
     description: 'No webhook endpoint has this id (a deleted endpoint is gone for good, with its log).',
+  },
+  notification_recipient_not_found: {
+    status: 404,
+    title: 'Notification recipient not found',
+    hint: 'Check the id: it is the one POST /api/v1/notification-recipients answered, and GET /api/v1/notification-recipients lists them.',
+    description: 'No notification recipient has this id (a deleted recipient is gone for good, with its log).',
+  },
+  notification_link_invalid: {
+    status: 404,
+    title: 'Link not valid',
+    hint: 'Use the link of the newest e-mail; an operator can send a new confirmation (POST /api/v1/notification-recipients/{id}/resend-confirmation).',
+    description:
+      'The confirmation or unsubscribe link is unknown, altered, expired (a confirmation link lasts 7 days), already used, replaced by a newer one, or its recipient was deleted. The answer is the same in every case. Nothing was changed.',
   },
   method_not_allowed: {
     status: 405,
@@ -159,6 +186,24 @@ export const ERROR_CATALOG = {
     title: 'Webhook endpoint limit reached',
     hint: 'Delete an endpoint you no longer use (DELETE /api/v1/webhooks/{id}), or point one at a receiver that fans out.',
     description: 'There are already as many webhook endpoints as the service keeps (WEBHOOK_MAX_ENDPOINTS); this one was not created.',
+  },
+  notification_recipient_exists: {
+    status: 409,
+    title: 'Notification recipient exists',
+    hint: 'Change the existing recipient (PATCH), or send it a new confirmation (resend-confirmation); the problem carries its id as recipient_id.',
+    description: 'A recipient with this address (in any letter case) exists already; this one was not created.',
+  },
+  notification_recipient_not_confirmed: {
+    status: 409,
+    title: 'Notification recipient not confirmed',
+    hint: 'Wait until the address confirms (its status becomes confirmed), or send a new confirmation with resend-confirmation.',
+    description: 'The recipient is pending, unsubscribed or bouncing: until its address confirms it gets nothing but the confirmation e-mail. Nothing was sent.',
+  },
+  notification_recipient_confirmed: {
+    status: 409,
+    title: 'Notification recipient already confirmed',
+    hint: 'Nothing to do: the address is confirmed. Send it a test message with POST /api/v1/notification-recipients/{id}/test.',
+    description: 'A confirmation was asked for an address that is confirmed already. Nothing was sent and its status did not change.',
   },
   lead_erased: {
     status: 410,
@@ -196,6 +241,13 @@ export const ERROR_CATALOG = {
     title: 'Too many requests',
     hint: 'Wait for the number of seconds in Retry-After; register an agent and send a bearer token for a higher quota.',
     description: 'The caller exhausted its rate-limit quota; RateLimit and RateLimit-Policy describe the quota.',
+  },
+  confirmation_rate_limited: {
+    status: 429,
+    title: 'Too many confirmation e-mails',
+    hint: 'Wait for the number of seconds in Retry-After; ask the person to look for the e-mails already sent (and their spam folder).',
+    description:
+      'An address gets at most 3 confirmation e-mails a day (creations and resends together, counted for every instance), so that the service cannot be used to flood a mailbox. Nothing was stored or sent.',
   },
   request_header_fields_too_large: {
     status: 431,

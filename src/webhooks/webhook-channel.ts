@@ -6,7 +6,7 @@ import { APP_CONFIG } from '../config/config.module.js';
 import { Step, StepTransactions, Steps } from '../database/step-transaction.js';
 import type { AttemptOutcome, Channel, ClaimedDelivery, Subscriber, Subscription } from '../outbox/channel.js';
 import { SecretBox } from '../secrets/secret-box.js';
-import { signatureHeader } from './webhook-events.js';
+import { deliveredEvents, signatureHeader } from './webhook-events.js';
 import { WebhookHttpClient } from './webhook-http.js';
 import { WEBHOOK_HTTP_CLIENT } from './webhook-tokens.js';
 
@@ -55,7 +55,7 @@ export class WebhookChannel implements Channel<WebhookSubscriber> {
     const endpoints = yield ['SELECT id, events, status, created_at FROM webhook_endpoints', []];
     return endpoints.map((e) => ({
       id: e.id as string,
-      events: JSON.parse(e.events as string) as string[],
+      events: deliveredEvents(JSON.parse(e.events as string) as string[]),
       enabled: e.status === 'enabled',
       createdAt: Number(e.created_at),
     }));

@@ -14,6 +14,20 @@ export const EVENT_TYPES = ['lead.received', 'lead.held', 'lead.erased', 'consen
 export const DEFAULT_EVENT_TYPES: readonly string[] = EVENT_TYPES.filter((type) => type !== 'lead.held');
 export const TEST_EVENT = 'webhook.test';
 
+/** The events that carry a lead's data to a receiver; such a receiver must also be told when that data goes. */
+const LEAD_DATA_EVENTS = ['lead.received', 'lead.held'];
+const LEAD_DATA_GONE_EVENTS = ['lead.erased', 'consent.revoked'];
+
+/**
+ * The events an endpoint is sent: those it subscribed to, and `lead.erased` and `consent.revoked` whenever it gets
+ * leads' data (`lead.received` or `lead.held`), whatever its `events` list says: those the data was shared with must
+ * be told of its erasure or of a revoked consent (LGPD art. 18 §6; docs/decisions/0029-data-subject-requests.md).
+ */
+export function deliveredEvents(subscribed: readonly string[]): string[] {
+  if (!subscribed.some((type) => LEAD_DATA_EVENTS.includes(type))) return [...subscribed];
+  return [...new Set([...subscribed, ...LEAD_DATA_GONE_EVENTS])];
+}
+
 /** A new signing secret as Standard Webhooks writes it: `whsec_` and base64 of 32 random bytes. */
 export function newSecret(): string {
   return `whsec_${randomBytes(32).toString('base64')}`;

@@ -144,7 +144,7 @@ export class WebhooksService implements OnModuleInit {
   /** Its deliveries and log first (OutboxStore.forgetSubscriber), then the endpoint. */
   async remove(id: string): Promise<void> {
     const endpoint = await this.find(id);
-    await this.store.forgetSubscriber(endpoint.id);
+    await this.store.forgetSubscriber(this.channel, endpoint.id);
     const result = await this.endpoints.delete({ id: endpoint.id });
     if (!result.affected) throw notFound();
     this.logger.log({ endpoint_id: id }, 'Webhook endpoint deleted');
@@ -180,7 +180,7 @@ export class WebhooksService implements OnModuleInit {
   async replay(id: string, body: Record<string, unknown>): Promise<{ replayed: number }> {
     const { since, until } = parseReplay(body);
     const endpoint = await this.find(id);
-    const replayed = await this.store.replay(endpoint.id, since.getTime(), until?.getTime(), Date.now());
+    const replayed = await this.store.replay(this.channel, endpoint.id, since.getTime(), until?.getTime(), Date.now());
     this.logger.log({ endpoint_id: endpoint.id, replayed }, 'Webhook messages replayed');
     this.outbox.wake();
     return { replayed };
@@ -207,7 +207,7 @@ export class WebhooksService implements OnModuleInit {
       }
       before = [Number(match[1]), match[2]];
     }
-    const rows = await this.store.attempts(endpoint.id, limit, query.message_id, before);
+    const rows = await this.store.attempts(this.channel, endpoint.id, limit, query.message_id, before);
     const page = rows.slice(0, limit);
     const last = page.at(-1);
     return {
