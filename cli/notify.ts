@@ -130,7 +130,8 @@ function addBody(parsed: Parsed): Record<string, unknown> {
   const { mode, language } = parsed.options;
   if (mode !== undefined && !MODES.includes(mode)) throw new UsageError(`--mode must be ${MODES.join(' or ')}`);
   if (language !== undefined && !LANGUAGES.includes(language)) throw new UsageError(`--language must be ${LANGUAGES.join(' or ')}`);
-  if (mode !== undefined) body.mode = mode;
+  // The API asks for a mode; immediate is the CLI's default, as its help says.
+  body.mode = mode ?? 'immediate';
   if (language !== undefined) body.language = language;
   if (parsed.switches.has('no-personal-data')) body.include_personal_data = false;
   return body;
