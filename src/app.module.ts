@@ -19,6 +19,7 @@ import { MailModule } from './mail/mail.module.js';
 import { McpModule } from './mcp/mcp.module.js';
 import { MetaModule } from './meta/meta.module.js';
 import { NotificationDigestModule } from './notifications/digest/notification-digest.module.js';
+import { NotificationsModule } from './notifications/notifications.module.js';
 import { OAuthModule } from './oauth/oauth.module.js';
 import { ProblemModule } from './problem/problem.module.js';
 import { RateLimitGuard } from './rate-limit/rate-limit.guard.js';
@@ -54,6 +55,7 @@ export class AppModule implements NestModule {
         CliDownloadModule,
         FormsModule,
         WebhooksModule,
+        NotificationsModule,
         DataSubjectModule,
         NotificationDigestModule,
       ],

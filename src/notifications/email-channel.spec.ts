@@ -82,7 +82,16 @@ describe('EmailChannel', () => {
   const subscriber = (r: NotificationRecipient): EmailSubscriber => ({ id: r.id, enabled: true, failingSince: null, recipient: r });
   const attempt = (eventType: string, data: unknown, r = recipient()) =>
     channel.attempt(
-      { messageId: 'msg_019ac600000070008000000000000001', subscriberId: r.id, attempts: 0, step: 0, leaseUntil: 0, eventType, payload: JSON.stringify({ type: eventType, data }) },
+      {
+        channel: 'email',
+        messageId: 'msg_019ac600000070008000000000000001',
+        subscriberId: r.id,
+        attempts: 0,
+        step: 0,
+        leaseUntil: 0,
+        eventType,
+        payload: JSON.stringify({ type: eventType, data }),
+      },
       subscriber(r),
     );
 
@@ -121,7 +130,9 @@ describe('EmailChannel', () => {
     expect(await attempt('notification.test', {}, pending)).toMatchObject({ kind: 'failed', error: 'recipient_not_confirmed' });
     expect(sent).toHaveLength(0);
 
-    expect(await attempt('notification.confirmation', { recipient_id: pending.id, nonce: 'n1', expires_at: 2e12 }, pending)).toMatchObject({ kind: 'succeeded' });
+    expect(await attempt('notification.confirmation', { recipient_id: pending.id, nonce: 'n1', expires_at: 2e12 }, pending)).toMatchObject({
+      kind: 'succeeded',
+    });
     expect(sent[0].text).toBe(links.confirmUrl(token));
     expect(sent[0].headers).toEqual({ 'Auto-Submitted': 'auto-generated', 'List-Unsubscribe': `<${links.unsubscribeUrl(pending.id)}>` });
 

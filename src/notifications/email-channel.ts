@@ -6,7 +6,7 @@ import type { Step, Steps } from '../database/step-transaction.js';
 import { MAILER, type Mailer, type MailResult } from '../mail/mailer.js';
 import type { AttemptDetail, AttemptOutcome, Channel, ClaimedDelivery, Subscriber, Subscription } from '../outbox/channel.js';
 import { MailComposers } from './mail-composers.js';
-import { CONFIRMATION_EVENT } from './notification-events.js';
+import { CONFIRMATION_EVENT, EMAIL_CHANNEL } from './notification-events.js';
 import type { NotificationRecipient } from './notification-recipient.entity.js';
 import { BOUNCE_AFTER, ENABLED_STATUSES, NotificationRecipientsStore } from './notification-recipients.store.js';
 import { RecipientLinks } from './recipient-links.js';
@@ -34,7 +34,7 @@ export interface EmailSubscriber extends Subscriber {
  */
 @Injectable()
 export class EmailChannel implements Channel<EmailSubscriber> {
-  readonly name = 'email';
+  readonly name = EMAIL_CHANNEL.name;
   readonly subscribers = { table: 'notification_recipients', enabled: (alias: string) => `${alias}.status IN ${ENABLED_STATUSES}` };
   readonly retrySchedule: readonly number[];
   readonly attemptTimeoutMs = ATTEMPT_TIMEOUT_MS;

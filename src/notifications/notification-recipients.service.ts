@@ -6,7 +6,7 @@ import { OutboxStore } from '../outbox/outbox-store.js';
 import { Outbox } from '../outbox/outbox.service.js';
 import { AppError, invalidQuery } from '../problem/app-error.js';
 import { RateLimitStore } from '../rate-limit/rate-limit.store.js';
-import { CONFIRMATION_EVENT, ConfirmationData, TEST_EVENT } from './notification-events.js';
+import { CONFIRMATION_EVENT, ConfirmationData, EMAIL_CHANNEL, TEST_EVENT } from './notification-events.js';
 import type { NotificationRecipient } from './notification-recipient.entity.js';
 import { NotificationRecipientsStore, PendingConfirmation } from './notification-recipients.store.js';
 import { parseRecipientCreate, parseRecipientPatch } from './notification-request.js';
@@ -138,7 +138,7 @@ export class NotificationRecipientsService {
   /** Its deliveries and log first (OutboxStore.forgetSubscriber), then the recipient. */
   async remove(id: string): Promise<void> {
     const recipient = await this.find(id);
-    await this.outboxStore.forgetSubscriber(recipient.id);
+    await this.outboxStore.forgetSubscriber(EMAIL_CHANNEL, recipient.id);
     if (!(await this.recipients.delete(recipient.id))) throw notFound();
     this.logger.log({ recipient_id: recipient.id }, 'Notification recipient deleted');
     await this.outbox.subscribersChanged();
@@ -203,7 +203,7 @@ export class NotificationRecipientsService {
       if (!match) throw badCursor('Pass the next_cursor of a page of this log, or start again without one.');
       before = [Number(match[1]), match[2]];
     }
-    const rows = await this.outboxStore.attempts(recipient.id, limit, query.message_id, before);
+    const rows = await this.outboxStore.attempts(EMAIL_CHANNEL, recipient.id, limit, query.message_id, before);
     const page = rows.slice(0, limit);
     const last = page.at(-1);
     return {

@@ -86,7 +86,10 @@ export class NotificationRecipientsStore {
   /** `limit` recipients after `afterId` (ids are UUIDv7: oldest first). */
   async page(limit: number, afterId?: string): Promise<NotificationRecipient[]> {
     const where = afterId === undefined ? '' : `WHERE id > ${this.p(1)}`;
-    const rows = await this.sql.query(`SELECT ${COLUMNS} FROM notification_recipients ${where} ORDER BY id LIMIT ${Math.floor(limit)}`, afterId === undefined ? [] : [afterId]);
+    const rows = await this.sql.query(
+      `SELECT ${COLUMNS} FROM notification_recipients ${where} ORDER BY id LIMIT ${Math.floor(limit)}`,
+      afterId === undefined ? [] : [afterId],
+    );
     return rows.map(recipientOf);
   }
 
