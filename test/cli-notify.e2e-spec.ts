@@ -98,7 +98,7 @@ describe('leads notify', () => {
     const added = await run(['notify', 'add', 'Vendas@Example.com']);
     expect(added.code).toBe(0);
     const recipient = JSON.parse(added.stdout) as Recipient;
-    expect(recipient).toMatchObject({ email: 'Vendas@Example.com', mode: 'immediate', language: 'pt-BR', include_personal_data: true, status: 'pending' });
+    expect(recipient).toMatchObject({ email: 'Vendas@example.com', mode: 'immediate', language: 'pt-BR', include_personal_data: true, status: 'pending' });
 
     const digest = JSON.parse(
       (await run(['notify', 'add', 'diretoria@example.com', '--mode', 'daily_digest', '--language', 'en', '--no-personal-data'])).stdout,
