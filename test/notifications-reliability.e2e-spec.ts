@@ -1,11 +1,9 @@
 /** @system the built service as processes, killed with SIGKILL, and a real SMTP server */
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { simpleParser } from 'mailparser';
-import { SMTPServer } from 'smtp-server';
 import { TestDatabase, freshDatabase } from './support/database.js';
 import { GENEROUS_LIMITS, ServerProcess, freePort, startServer } from './support/server-process.js';
 import { describeIf } from './support/skips.js';
+import { MailSink, confirmedRecipient, notificationsToken, until } from './support/mail-sink.js';
 
 // Issue 34: nothing acknowledged is lost, for e-mail too. Every lead answered 201 gets its notification to a confirmed
 // immediate recipient, across a kill -9 in the middle of a burst (at most once per lead, but for the documented resend
@@ -15,51 +13,14 @@ import { describeIf } from './support/skips.js';
 /** Longer than a lease the killed process held: 60 s of attempt timeout and 15 s of margin. */
 const LEASE_WAIT_MS = 120_000;
 
-interface Received {
-  messageId: string;
-  to: string;
-  subject: string;
-  text: string;
-}
-
-const received: Received[] = [];
-let smtp: SMTPServer;
-let smtpPort: number;
+let sink: MailSink;
 const secretsKey = randomBytes(32).toString('base64');
 
 beforeAll(async () => {
-  smtp = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS', 'AUTH'],
-    logger: false,
-    onData(stream, _session, callback) {
-      simpleParser(stream).then(
-        (mail) => {
-          const to = Array.isArray(mail.to) ? mail.to.map((address) => address.text).join(', ') : (mail.to?.text ?? '');
-          received.push({ messageId: mail.messageId ?? '', to, subject: mail.subject ?? '', text: mail.text ?? '' });
-          callback();
-        },
-        (error: Error) => callback(error),
-      );
-    },
-  });
-  smtpPort = await freePort();
-  await new Promise<void>((resolve) => smtp.listen(smtpPort, '127.0.0.1', resolve));
+  sink = await new MailSink().start();
 });
 
-afterAll(async () => {
-  await new Promise<void>((resolve) => smtp.close(() => resolve()));
-});
-
-async function until<T>(what: string, check: () => T | undefined | Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+afterAll(() => sink.stop());
 
 /** The settings of every instance of one suite: its database, the test's SMTP server, no screening rule holding leads. */
 function serviceEnv(database: TestDatabase, port: number): Record<string, string> {
@@ -68,7 +29,7 @@ function serviceEnv(database: TestDatabase, port: number): Record<string, string
     LOG_LEVEL: 'warn',
     PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
     SECRETS_KEY: secretsKey,
-    SMTP_URL: `smtp://127.0.0.1:${smtpPort}`,
+    SMTP_URL: sink.url,
     MAIL_FROM: 'leads@example.com',
     SCREENING_RULES: 'none',
     WEBHOOK_POLL_INTERVAL: '200ms',
@@ -76,45 +37,9 @@ function serviceEnv(database: TestDatabase, port: number): Record<string, string
   };
 }
 
-/** `npm run clients:create`, then a token with notifications:manage. */
-async function operatorToken(server: ServerProcess, database: TestDatabase): Promise<string> {
-  const output = execFileSync(
-    process.execPath,
-    ['dist/src/oauth/operator-clients.command.js', 'create', '--name', 'Notifications reliability', '--scope', 'notifications:manage'],
-    { env: { PATH: process.env.PATH, LOG_LEVEL: 'warn', PUBLIC_BASE_URL: server.baseUrl, SECRETS_KEY: secretsKey, ...database.env }, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  const client = JSON.parse(output.toString().trim().split('\n').pop()!) as { client_id: string; client_secret: string };
-  const res = await fetch(`${server.baseUrl}/oauth2/token`, {
-    method: 'POST',
-    headers: { Authorization: `Basic ${Buffer.from(`${client.client_id}:${client.client_secret}`).toString('base64')}` },
-    body: new URLSearchParams({ grant_type: 'client_credentials', scope: 'notifications:manage' }),
-  });
-  expect(res.status).toBe(200);
-  return ((await res.json()) as { access_token: string }).access_token;
-}
-
-/** Adds an immediate recipient and confirms it as a person does: the link of its e-mail, then the page's button. */
-async function confirmedRecipient(server: ServerProcess, token: string, email: string): Promise<string> {
-  const res = await fetch(`${server.baseUrl}/api/v1/notification-recipients`, {
-    method: 'POST',
-    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
-    body: JSON.stringify({ email, mode: 'immediate', language: 'pt-BR' }),
-  });
-  expect(res.status).toBe(201);
-  const { id } = (await res.json()) as { id: string };
-  const confirmation = await until('the confirmation e-mail', () => received.find((mail) => mail.to.includes(email)));
-  const link = /https?:\/\/\S+\/notifications\/confirm\?token=[^\s>]+/.exec(confirmation.text)![0];
-  const page = await (await fetch(link, { headers: { Accept: 'text/html' } })).text();
-  const form = /<form method="post" action="([^"]+)">\s*<input type="hidden" name="token" value="([^"]+)">/.exec(page)!;
-  const action = new URL(form[1].replace(/&amp;/g, '&'), server.baseUrl);
-  const confirmed = await fetch(action, { method: 'POST', body: new URLSearchParams({ token: form[2] }), headers: { Accept: 'text/html' } });
-  expect(confirmed.status).toBe(200);
-  return id;
-}
-
 const leadBody = (run: string, i: number) => JSON.stringify({ nome: `Pessoa ${run}-${i}`, email: `pessoa.${run}.${i}@exemplo.com.br`, origem: 'rajada' });
 
-/** POSTs leads `from` to `to` concurrently, to the servers in turn; returns the numbers of those answered 201. */
+/** POSTs `count` leads at once, to the servers in turn; returns the numbers of those answered 201. */
 async function burst(servers: ServerProcess[], run: string, count: number, onAnswer?: (answered: number) => void): Promise<number[]> {
   const acknowledged: number[] = [];
   let answered = 0;
@@ -139,7 +64,7 @@ async function burst(servers: ServerProcess[], run: string, count: number, onAns
 /** The distinct Message-IDs, and the copies received, of each lead's notification to `email`. */
 function notificationsOf(run: string, email: string): Map<number, { ids: Set<string>; copies: number }> {
   const byLead = new Map<number, { ids: Set<string>; copies: number }>();
-  for (const mail of received) {
+  for (const mail of sink.received) {
     const match = new RegExp(`^Novo lead: Pessoa ${run}-(\\d+) \\(rajada\\)$`).exec(mail.subject);
     if (!match || !mail.to.includes(email)) continue;
     const entry = byLead.get(Number(match[1])) ?? { ids: new Set<string>(), copies: 0 };
@@ -172,7 +97,7 @@ describe('notifications across kill -9', () => {
     const email = 'vendas.crash@example.com';
     let second: ServerProcess | undefined;
     try {
-      await confirmedRecipient(first, await operatorToken(first, database), email);
+      await confirmedRecipient(first, await notificationsToken(first, database, secretsKey), sink, { email, mode: 'immediate' });
       // The process is killed when half the burst has its answer: the other half is in flight.
       const acknowledged = await burst([first], 'k', 80, (answered) => {
         if (answered === 40) first.child.kill('SIGKILL');
@@ -212,7 +137,7 @@ describeIf(['postgres'])('two instances on one PostgreSQL', () => {
     const b = await startServer(serviceEnv(database, portA), portB);
     const email = 'vendas.pair@example.com';
     try {
-      await confirmedRecipient(a, await operatorToken(a, database), email);
+      await confirmedRecipient(a, await notificationsToken(a, database, secretsKey), sink, { email, mode: 'immediate' });
       const acknowledged = await burst([a, b], 'p', 60);
       expect(acknowledged).toHaveLength(60);
       await until('a notification of every lead', () => (notificationsOf('p', email).size === 60 ? true : undefined));

@@ -1,0 +1,104 @@
+import { execFileSync } from 'node:child_process';
+import { simpleParser } from 'mailparser';
+import { SMTPServer } from 'smtp-server';
+import { freePort, type ServerProcess } from './server-process.js';
+import type { TestDatabase } from './database.js';
+
+/** One message the test's SMTP server took, parsed as a mail client would. */
+export interface ReceivedMail {
+  messageId: string;
+  to: string;
+  subject: string;
+  text: string;
+  html: string;
+}
+
+/** A real SMTP server on 127.0.0.1 (no TLS, no auth) that keeps every message it accepts, parsed with mailparser. */
+export class MailSink {
+  readonly received: ReceivedMail[] = [];
+  port = 0;
+  private readonly server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS', 'AUTH'],
+    logger: false,
+    onData: (stream, _session, callback) => {
+      simpleParser(stream).then(
+        (mail) => {
+          const to = Array.isArray(mail.to) ? mail.to.map((address) => address.text).join(', ') : (mail.to?.text ?? '');
+          this.received.push({ messageId: mail.messageId ?? '', to, subject: mail.subject ?? '', text: mail.text ?? '', html: mail.html || '' });
+          callback();
+        },
+        (error: Error) => callback(error),
+      );
+    },
+  });
+
+  async start(): Promise<this> {
+    this.port = await freePort();
+    await new Promise<void>((resolve) => this.server.listen(this.port, '127.0.0.1', resolve));
+    return this;
+  }
+
+  get url(): string {
+    return `smtp://127.0.0.1:${this.port}`;
+  }
+
+  stop(): Promise<void> {
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+/** Polls `check` every 100 ms until it gives a value; throws naming `what` after `timeoutMs`. */
+export async function until<T>(what: string, check: () => T | undefined | Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** `npm run clients:create` for the built service's database, then an access token with notifications:manage. */
+export async function notificationsToken(server: ServerProcess, database: TestDatabase, secretsKey: string): Promise<string> {
+  const output = execFileSync(
+    process.execPath,
+    ['dist/src/oauth/operator-clients.command.js', 'create', '--name', 'Notifications e2e', '--scope', 'notifications:manage'],
+    { env: { PATH: process.env.PATH, LOG_LEVEL: 'warn', PUBLIC_BASE_URL: server.baseUrl, SECRETS_KEY: secretsKey, ...database.env }, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  const client = JSON.parse(output.toString().trim().split('\n').pop()!) as { client_id: string; client_secret: string };
+  const res = await fetch(`${server.baseUrl}/oauth2/token`, {
+    method: 'POST',
+    headers: { Authorization: `Basic ${Buffer.from(`${client.client_id}:${client.client_secret}`).toString('base64')}` },
+    body: new URLSearchParams({ grant_type: 'client_credentials', scope: 'notifications:manage' }),
+  });
+  if (res.status !== 200) throw new Error(`token: HTTP ${res.status}`);
+  return ((await res.json()) as { access_token: string }).access_token;
+}
+
+/**
+ * Adds a recipient and confirms it as a person does: the link of its confirmation e-mail (taken by `sink`), then the
+ * page's button. Returns its id.
+ */
+export async function confirmedRecipient(
+  server: ServerProcess,
+  token: string,
+  sink: MailSink,
+  recipient: { email: string; mode: 'immediate' | 'daily_digest'; language?: 'pt-BR' | 'en'; include_personal_data?: boolean },
+): Promise<string> {
+  const res = await fetch(`${server.baseUrl}/api/v1/notification-recipients`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify(recipient),
+  });
+  if (res.status !== 201) throw new Error(`adding a recipient: HTTP ${res.status} ${await res.text()}`);
+  const { id } = (await res.json()) as { id: string };
+  const confirmation = await until('the confirmation e-mail', () => sink.received.find((mail) => mail.to.includes(recipient.email)));
+  const link = /https?:\/\/\S+\/notifications\/confirm\?token=[^\s>]+/.exec(confirmation.text)![0];
+  const page = await (await fetch(link, { headers: { Accept: 'text/html' } })).text();
+  const form = /<form method="post" action="([^"]+)">\s*<input type="hidden" name="token" value="([^"]+)">/.exec(page)!;
+  const action = new URL(form[1].replace(/&amp;/g, '&'), server.baseUrl);
+  const confirmed = await fetch(action, { method: 'POST', body: new URLSearchParams({ token: form[2] }), headers: { Accept: 'text/html' } });
+  if (confirmed.status !== 200) throw new Error(`confirming: HTTP ${confirmed.status}`);
+  return id;
+}
