@@ -7,10 +7,10 @@ import { join } from 'node:path';
 import { GENEROUS_LIMITS, ServerProcess, freePort, startServer } from './support/server-process.js';
 import { TestDatabase, freshDatabase } from './support/test-app.js';
 import { type CliOptions, runCli, runCliOnTerminal } from './support/child-output.js';
+import { MailSink, confirmByMail, until } from './support/mail-sink.js';
 
 // `leads notify …` (issue 34, /docs/notifications), run as its own process against the built service's recipients API
-// (/api/v1/notification-recipients), with operator clients made by `npm run clients:create`. Without SMTP_URL the
-// service writes its mail as .eml files: nothing here needs a mail server.
+// (/api/v1/notification-recipients), with operator clients made by `npm run clients:create` and a real SMTP server.
 
 interface Client {
   client_id: string;
@@ -34,6 +34,7 @@ let database: TestDatabase;
 let server: ServerProcess;
 let manager: Client;
 let reader: Client;
+let sink: MailSink;
 const secretsKey = randomBytes(32).toString('base64');
 
 const cli = () => ({ leads, home: work, configDir });
@@ -59,8 +60,12 @@ beforeAll(async () => {
   configDir = join(work, 'config');
   leads = join(work, 'leads');
   database = await freshDatabase();
+  sink = await new MailSink().start();
   const port = await freePort();
-  server = await startServer({ ...GENEROUS_LIMITS, LOG_LEVEL: 'info', PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, SECRETS_KEY: secretsKey, ...database.env }, port);
+  server = await startServer(
+    { ...GENEROUS_LIMITS, LOG_LEVEL: 'info', PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, SECRETS_KEY: secretsKey, SMTP_URL: sink.url, ...database.env },
+    port,
+  );
   execFileSync('sh', ['-c', `curl -fsSL ${server.baseUrl}/cli/leads -o "${leads}" && chmod +x "${leads}"`]);
   manager = createClient('CLI notify e2e', 'notifications:manage');
   reader = createClient('CLI notify reader e2e', 'leads:read');
@@ -71,6 +76,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.stop();
   await database?.drop();
+  await sink?.stop();
   rmSync(work, { recursive: true, force: true });
 });
 
@@ -121,11 +127,18 @@ describe('leads notify', () => {
     expect(await run(['notify', 'remove', recipient.id])).toMatchObject({ code: 5, stderr: expect.stringMatching(/\(HTTP 404\)/) });
   });
 
-  it('test: a pending recipient gets no test e-mail, and the CLI says why', async () => {
+  it('test: a pending recipient gets no test e-mail, and the CLI says why; once confirmed, it gets one', async () => {
     const recipient = JSON.parse((await run(['notify', 'add', 'novo@example.com'])).stdout) as Recipient;
     const refused = await run(['notify', 'test', recipient.id]);
-    expect(refused.code).not.toBe(0);
-    expect(refused.stderr).toMatch(/^error: [a-z_]+ \(HTTP 4\d\d\): /);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/^error: notification_recipient_not_confirmed \(HTTP 409\): /);
+
+    await confirmByMail(server, sink, 'novo@example.com');
+    expect((await listed()).find((row) => row.id === recipient.id)?.status).toBe('confirmed');
+    const sent = await runCliOnTerminal(cli(), ['notify', 'test', recipient.id]);
+    expect(sent.stdout).toMatch(new RegExp(`queued a test e-mail to ${recipient.id} \\(msg_`));
+    const mail = await until('the test e-mail', () => sink.received.find((message) => message.to.includes('novo@example.com') && message.subject.startsWith('Teste')));
+    expect(mail.subject).toBe('Teste: avisos de novos leads');
   });
 
   it('a login without notifications:manage is told which scope it lacks', async () => {

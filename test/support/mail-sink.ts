@@ -76,10 +76,7 @@ export async function notificationsToken(server: ServerProcess, database: TestDa
   return ((await res.json()) as { access_token: string }).access_token;
 }
 
-/**
- * Adds a recipient and confirms it as a person does: the link of its confirmation e-mail (taken by `sink`), then the
- * page's button. Returns its id.
- */
+/** Adds a recipient through the API and confirms it (confirmByMail). Returns its id. */
 export async function confirmedRecipient(
   server: ServerProcess,
   token: string,
@@ -93,12 +90,17 @@ export async function confirmedRecipient(
   });
   if (res.status !== 201) throw new Error(`adding a recipient: HTTP ${res.status} ${await res.text()}`);
   const { id } = (await res.json()) as { id: string };
-  const confirmation = await until('the confirmation e-mail', () => sink.received.find((mail) => mail.to.includes(recipient.email)));
+  await confirmByMail(server, sink, recipient.email);
+  return id;
+}
+
+/** Confirms an address as a person does: the link of its confirmation e-mail (taken by `sink`), then the page's button. */
+export async function confirmByMail(server: ServerProcess, sink: MailSink, email: string): Promise<void> {
+  const confirmation = await until('the confirmation e-mail', () => sink.received.find((mail) => mail.to.includes(email)));
   const link = /https?:\/\/\S+\/notifications\/confirm\?token=[^\s>]+/.exec(confirmation.text)![0];
   const page = await (await fetch(link, { headers: { Accept: 'text/html' } })).text();
   const form = /<form method="post" action="([^"]+)">\s*<input type="hidden" name="token" value="([^"]+)">/.exec(page)!;
   const action = new URL(form[1].replace(/&amp;/g, '&'), server.baseUrl);
   const confirmed = await fetch(action, { method: 'POST', body: new URLSearchParams({ token: form[2] }), headers: { Accept: 'text/html' } });
   if (confirmed.status !== 200) throw new Error(`confirming: HTTP ${confirmed.status}`);
-  return id;
 }
