@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { PACKAGE_ROOT } from '../src/config/package-root.js';
@@ -150,6 +150,8 @@ describe('the service as a process', () => {
       expect(start.msg).toContain(env.DATABASE_URL ? `database: PostgreSQL ${hostname}:${port}${pathname};` : `database: SQLite ${env.DATA_DIR}/leads.sqlite;`);
       expect(start.msg).toContain(REDIS_URL ? `Redis: ${new URL(REDIS_URL).host}` : 'Redis: not used');
       if (REDIS_URL) expect(start.msg).toContain('keys under "process-suite:"');
+      // No SMTP_URL: the folder a new user finds the e-mail in.
+      expect(start.msg).toContain(`; mail: .eml files in ${join(resolve(env.DATA_DIR ?? 'data'), 'mail')} (SMTP_URL not set)`);
       expect(stop).toMatchObject({ level: 30, context: 'Server', msg: expect.stringMatching(new RegExp(`^Stopped on ${signal} in \\d+ ms`)) });
       for (const secret of secrets) expect(server.output()).not.toContain(secret);
     },

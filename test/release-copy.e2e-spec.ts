@@ -3,7 +3,8 @@
 // The production image has the build and no sources: the Dockerfile's last stage copies dist/, package.json, node_modules
 // and two files of src/, not src/docs/. This suite makes that folder (by those very COPY lines, node_modules linked),
 // starts the service there, and reads every documentation page, so that pages read from src/docs/pages at run time, or a
-// file the image lacks, fail here rather than in production.
+// file the image lacks, fail here rather than in production. The e-mail templates (src/mail/templates) are compiled at
+// every start, so a start of this copy shows that the bundle carries them.
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -54,11 +55,24 @@ afterAll(async () => {
   if (folder) rmSync(folder, { recursive: true, force: true });
 });
 
-describe('the release build, copied as the Dockerfile copies it (no src/docs)', () => {
+describe('the release build, copied as the Dockerfile copies it (no src/docs, no src/mail)', () => {
   it('is the build, package.json and node_modules, with none of the docs sources', () => {
     const destinations = runtimeCopies().map(([, destination]) => destination);
     expect(destinations).toEqual(expect.arrayContaining(['./dist', './node_modules']));
-    expect([existsSync(join(folder, 'dist/server.mjs')), existsSync(join(folder, 'src/docs'))]).toEqual([true, false]);
+    expect([existsSync(join(folder, 'dist/server.mjs')), existsSync(join(folder, 'src/docs')), existsSync(join(folder, 'src/mail'))]).toEqual([
+      true,
+      false,
+      false,
+    ]);
+  });
+
+  it('starts with the e-mail templates of the bundle (each compiled at start), and warns that without SMTP_URL mail goes to files', () => {
+    const warning = server
+      .output()
+      .split('\n')
+      .filter((line) => line.includes('SMTP_URL is not set'))
+      .map((line) => JSON.parse(line) as { level: number; destination: string });
+    expect(warning).toEqual([expect.objectContaining({ level: 40, destination: join(folder, 'data', 'mail') })]);
   });
 
   it.each(DOC_PAGES.map((page) => [`/docs/${page.slug}`, page.slug]))('serves %s, the page its Markdown file gives', async (path, slug) => {

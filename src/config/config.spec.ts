@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import fc from 'fast-check';
@@ -600,6 +601,137 @@ describe('loadConfig', () => {
       expect(loadConfig({ NODE_ENV: 'development', WEBHOOKS_ALLOW_PRIVATE: 'true' }).webhooks.allowPrivate).toBe(true);
       expect(loadConfig({ NODE_ENV: 'production', WEBHOOKS_ALLOW_PRIVATE: 'false' }).webhooks.allowPrivate).toBe(false);
       expectRefused('WEBHOOKS_ALLOW_PRIVATE_IN_PRODUCTION', 'yes', { NODE_ENV: 'production', WEBHOOKS_ALLOW_PRIVATE: 'true' });
+    });
+  });
+  describe('mail', () => {
+    const rsa = generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+    const dkim = { DKIM_DOMAIN: 'empresa.example', DKIM_SELECTOR: 'leads2026', DKIM_PRIVATE_KEY: rsa };
+
+    it.each([
+      ['smtp://mail.empresa.example:587', null],
+      ['smtps://leads:secret@mail.empresa.example', null],
+      ['smtp://[::1]:2525', null],
+    ])('takes SMTP_URL=%s', (url) => {
+      expect(loadConfig({ SMTP_URL: url }).mail.smtpUrl).toBe(url);
+    });
+
+    it.each([
+      ['http://mail.empresa.example', 'must start with smtp:// or smtps://'],
+      ['smtp://mail.empresa.example:587?tls.rejectUnauthorized=false', 'no path or query'],
+      ['smtp://mail.empresa.example/relay', 'no path or query'],
+      ['mail.empresa.example:25', 'must start with smtp:// or smtps://'],
+      ['smtp://', 'must name a host'],
+    ])('refuses SMTP_URL=%s, without echoing it', (url, why) => {
+      const { message } = expectRefused('SMTP_URL', url);
+      expect(message).toContain(why);
+    });
+
+    it('never echoes the password of a refused SMTP_URL', () => {
+      const { message } = expectRefused('SMTP_URL', 'smtp://leads:Sup3r-S3cret@mail.empresa.example/x?y=1');
+      expect(message).not.toContain('Sup3r-S3cret');
+    });
+
+    it('takes credentials in SMTP_URL or in SMTP_USER and SMTP_PASSWORD: both together, never both ways, never without a server', () => {
+      expect(loadConfig({ SMTP_URL: 'smtp://mail.empresa.example', SMTP_USER: 'leads', SMTP_PASSWORD: 'p' }).mail).toMatchObject({
+        smtpUser: 'leads',
+        smtpPassword: 'p',
+      });
+      expect(expectRefused('SMTP_USER', 'leads', { SMTP_URL: 'smtp://u:p@mail.empresa.example', SMTP_PASSWORD: 'p' }).message).toContain('not both');
+      expect(expectRefused('SMTP_USER', 'leads', { SMTP_URL: 'smtp://mail.empresa.example' }).message).toContain('set both or neither');
+      expect(failure({ SMTP_URL: 'smtp://mail.empresa.example', SMTP_PASSWORD: 'p' }).message).toMatch(/\bSMTP_USER\b.*both or neither/);
+      expect(expectRefused('SMTP_USER', 'leads', { SMTP_PASSWORD: 'p' }).message).toContain('SMTP_URL, which is not set');
+    });
+
+    it('SMTP_REQUIRE_TLS is true or false, default false', () => {
+      expect(loadConfig({ SMTP_REQUIRE_TLS: 'true' }).mail.requireTls).toBe(true);
+      expect(loadConfig({}).mail.requireTls).toBe(false);
+      expectRefused('SMTP_REQUIRE_TLS', 'starttls');
+    });
+
+    it.each([
+      ['leads@empresa.example', 'leads@empresa.example', null],
+      ['Leads da Empresa <leads@empresa.example>', 'leads@empresa.example', 'Leads da Empresa'],
+      ['<leads@empresa.example>', 'leads@empresa.example', null],
+      ['Contato Ação <contato+leads@empresa.example>', 'contato+leads@empresa.example', 'Contato Ação'],
+    ])('takes MAIL_FROM=%s', (from, address, name) => {
+      expect(loadConfig({ MAIL_FROM: from }).mail).toMatchObject({ from, fromAddress: address, fromName: name });
+    });
+
+    it.each([
+      'leads',
+      'leads@',
+      'leads@empresa..example',
+      'two words@empresa.example',
+      'a@empresa.example, b@empresa.example',
+      'Team, Sales <leads@empresa.example>',
+      '"Quoted" <leads@empresa.example>',
+      'x@evil.example <leads@empresa.example>',
+      'Leads <leads@empresa.example',
+      'Leads <<leads@empresa.example>>',
+    ])('refuses MAIL_FROM=%j', (from) => {
+      expectRefused('MAIL_FROM', from);
+    });
+
+    it('defaults MAIL_FROM to leads@ the public host, or leads@localhost.localdomain for an address or a single label', () => {
+      expect(loadConfig({ PUBLIC_BASE_URL: 'https://api.empresa.example' }).mail.fromAddress).toBe('leads@api.empresa.example');
+      expect(loadConfig({ PUBLIC_BASE_URL: 'http://192.0.2.7:3000' }).mail.fromAddress).toBe('leads@localhost.localdomain');
+      expect(loadConfig({ PUBLIC_BASE_URL: 'http://[2001:db8::1]' }).mail.fromAddress).toBe('leads@localhost.localdomain');
+    });
+
+    it('MAIL_UNSUBSCRIBE_MAILTO is an address', () => {
+      expect(loadConfig({ MAIL_UNSUBSCRIBE_MAILTO: 'descadastro@empresa.example' }).mail.unsubscribeMailto).toBe('descadastro@empresa.example');
+      expectRefused('MAIL_UNSUBSCRIBE_MAILTO', 'mailto:descadastro@empresa.example');
+    });
+
+    it('takes DKIM with all three settings, a key whose line breaks are written \\n included', () => {
+      expect(loadConfig(dkim).mail.dkim).toEqual({ domain: 'empresa.example', selector: 'leads2026', privateKey: rsa.trim() });
+      expect(loadConfig({ ...dkim, DKIM_PRIVATE_KEY: rsa.trim().replaceAll('\n', '\\n') }).mail.dkim?.privateKey).toBe(rsa.trim());
+    });
+
+    it.each([['DKIM_DOMAIN'], ['DKIM_SELECTOR'], ['DKIM_PRIVATE_KEY']])('refuses DKIM without %s: all three or none', (missing) => {
+      const { message } = failure({ ...dkim, [missing]: undefined });
+      expect(message).toContain('DKIM_DOMAIN, DKIM_SELECTOR and DKIM_PRIVATE_KEY go together');
+    });
+
+    it('refuses a DKIM key that is no key, or one Nodemailer cannot sign with (Ed25519), never echoing it', () => {
+      const ed25519 = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+      expect(expectRefused('DKIM_PRIVATE_KEY', ed25519, dkim).message).toContain('RSA');
+      const { message } = expectRefused('DKIM_PRIVATE_KEY', 'not-a-key-S3cret', dkim);
+      expect(message).not.toContain('S3cret');
+    });
+
+    it.each([
+      ['DKIM_DOMAIN', 'localhost'],
+      ['DKIM_DOMAIN', 'empresa.example; s=evil'],
+      ['DKIM_SELECTOR', 'leads 2026'],
+      ['DKIM_SELECTOR', 'a;b=c'],
+    ])('refuses %s=%j', (name, value) => {
+      expectRefused(name, value, dkim);
+    });
+
+    it('reads EMAIL_RETRY_SCHEDULE with the grammar of WEBHOOK_RETRY_SCHEDULE', () => {
+      expect(loadConfig({ EMAIL_RETRY_SCHEDULE: '250ms, 2s,1m,1h,1d' }).mail.retrySchedule).toEqual([250, 2000, 60_000, 3_600_000, 86_400_000]);
+      expect(loadConfig({ EMAIL_RETRY_SCHEDULE: 'none' }).mail.retrySchedule).toEqual([]);
+      for (const value of ['5', '5s,,5m', '31d', '1w', '-1s', Array(21).fill('1s').join(',')]) expectRefused('EMAIL_RETRY_SCHEDULE', value);
+    });
+
+    it('NODE_ENV=production is known to the mail settings (the .eml fallback warns)', () => {
+      expect([loadConfig({ NODE_ENV: 'production' }).mail.production, loadConfig({ NODE_ENV: 'test' }).mail.production]).toEqual([true, false]);
+    });
+  });
+
+  describe('NOTIFY_DIGEST_AT', () => {
+    it.each([
+      ['08:00', { hour: 8, minute: 0 }],
+      ['00:00', { hour: 0, minute: 0 }],
+      ['23:59', { hour: 23, minute: 59 }],
+      [' 17:30 ', { hour: 17, minute: 30 }],
+    ])('takes %j', (value, expected) => {
+      expect(loadConfig({ NOTIFY_DIGEST_AT: value }).notifyDigestAt).toEqual(expected);
+    });
+
+    it.each(['24:00', '8:00', '08:60', '0800', '08:00:00', '8am', '-1:00'])('refuses %j', (value) => {
+      expectRefused('NOTIFY_DIGEST_AT', value);
     });
   });
 });

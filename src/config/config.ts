@@ -432,7 +432,8 @@ function parseMail(value: (name: string) => string | undefined, port: number): R
   if (smtpUrl !== null) {
     const url = new URL(smtpUrl);
     // Nodemailer would read a query as transport options; this service sets those itself (src/mail/smtp-mailer.ts).
-    if (url.search || url.hash || (url.pathname && url.pathname !== '/')) throw new ConfigError('SMTP_URL', 'takes a host, a port and credentials only: no path or query');
+    if (url.search || url.hash || (url.pathname && url.pathname !== '/'))
+      throw new ConfigError('SMTP_URL', 'takes a host, a port and credentials only: no path or query');
     if (!url.hostname) throw new ConfigError('SMTP_URL', 'must name a host');
     if ((url.username || url.password) && (smtpUser !== null || smtpPassword !== null)) {
       throw new ConfigError('SMTP_USER', 'credentials go either in SMTP_URL or in SMTP_USER and SMTP_PASSWORD, not both');

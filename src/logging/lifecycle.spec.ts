@@ -36,6 +36,16 @@ describe('the start line', () => {
   });
 });
 
+describe('the start line names where e-mail goes', () => {
+  it('the SMTP server, as the Mailer names it (without credentials)', () => {
+    expect(startLine(loadConfig({}, false), 3000, 'smtp://mail.empresa.example:587')).toMatch(/; mail: smtp:\/\/mail\.empresa\.example:587$/);
+  });
+
+  it('or the folder of .eml files, saying why', () => {
+    expect(startLine(loadConfig({}, false), 3000, '/var/lib/leads/mail')).toMatch(/; mail: \.eml files in \/var\/lib\/leads\/mail \(SMTP_URL not set\)$/);
+  });
+});
+
 describe('the stop line', () => {
   it('names the signal and how long the stop took', () => {
     expect(stopLine('SIGTERM', 41.6)).toBe('Stopped on SIGTERM in 42 ms: requests in flight answered, connections closed');

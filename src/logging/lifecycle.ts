@@ -11,7 +11,10 @@ export function startLine(config: AppConfig, port: number, mailDestination?: str
   const address = config.publicBaseUrl === local ? local : `${local} (public URL ${config.publicBaseUrl})`;
   const database = config.databaseUrl ? `PostgreSQL ${hostAndPath(config.databaseUrl)}` : `SQLite ${sqliteFile(config)}`;
   const redis = config.redisUrl ? `${hostAndPath(config.redisUrl)}, keys under "${config.redisKeyPrefix}"` : 'not used, rate limits per instance';
-  const mail = mailDestination === undefined ? '' : `; mail: ${/^smtps?:/.test(mailDestination) ? mailDestination : `.eml files in ${mailDestination} (SMTP_URL not set)`}`;
+  const mail =
+    mailDestination === undefined
+      ? ''
+      : `; mail: ${/^smtps?:/.test(mailDestination) ? mailDestination : `.eml files in ${mailDestination} (SMTP_URL not set)`}`;
   return `Leads API ${config.version} (Node.js ${process.version}) listening on ${address}; database: ${database}; Redis: ${redis}${mail}`;
 }
 

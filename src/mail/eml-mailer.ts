@@ -18,6 +18,8 @@ const PRUNE_MAX_DELETIONS = 2_000;
 /** Lead ids in a file name: past this many (a digest), they go in a `.leads` file beside it. */
 const NAMED_LEADS_MAX = 4;
 const LEAD_ID = /^[A-Za-z0-9-]{1,64}$/;
+/** Leads erased lately: a delivery already under way when its lead was erased must not leave a file behind. */
+const FORGOTTEN_MAX = 10_000;
 
 /**
  * Without SMTP_URL: every message as an .eml file under DATA_DIR/mail/, the very bytes SMTP would carry (Nodemailer's
@@ -29,6 +31,7 @@ export class EmlMailer implements Mailer {
   private readonly transport: Transporter<StreamTransport.SentMessageInfo>;
   private timer?: NodeJS.Timeout;
   private pruning?: Promise<number>;
+  private readonly forgotten = new Set<string>();
 
   constructor(
     private readonly config: MailConfig,
@@ -49,7 +52,8 @@ export class EmlMailer implements Mailer {
     if (this.config.production) {
       this.logger.warn({ destination: this.destination }, 'SMTP_URL is not set: e-mail is written to files, and nobody receives it');
     }
-    const prune = () => void this.prune().catch((error: unknown) => this.logger.warn({ code: (error as NodeJS.ErrnoException).code }, 'mail folder prune failed'));
+    const prune = () =>
+      void this.prune().catch((error: unknown) => this.logger.warn({ code: (error as NodeJS.ErrnoException).code }, 'mail folder prune failed'));
     prune();
     this.timer = setInterval(prune, PRUNE_INTERVAL_MS).unref();
   }
@@ -59,14 +63,17 @@ export class EmlMailer implements Mailer {
   }
 
   async send(mail: OutgoingMail): Promise<MailResult> {
+    const composed = messageOf(mail, this.config);
     try {
-      const { message } = await this.transport.sendMail(messageOf(mail, this.config));
+      const { message } = await this.transport.sendMail(composed);
       await mkdir(this.destination, { recursive: true });
       const leadIds = [...new Set(mail.leadIds ?? [])];
       const named = leadIds.length <= NAMED_LEADS_MAX && leadIds.every((id) => LEAD_ID.test(id));
       const base = `${fileStem(mail.messageId)}${named ? leadIds.map((id) => `_lead-${id}`).join('') : ''}`;
       if (!named) await this.writeAtomically(`${base}.leads`, `${leadIds.join('\n')}\n`);
       await this.writeAtomically(`${base}.eml`, message as Buffer);
+      // Erased while this was being written: the erasure has scanned the folder already.
+      if (leadIds.some((id) => this.forgotten.has(id))) await Promise.all([this.remove(`${base}.eml`), this.remove(`${base}.leads`)]);
       return { kind: 'accepted', code: null, response: null };
     } catch (error) {
       // A full disk or a read-only folder: retried like an SMTP server that does not answer.
@@ -79,6 +86,15 @@ export class EmlMailer implements Mailer {
   async forgetLeads(leadIds: readonly string[]): Promise<number> {
     const wanted = new Set(leadIds);
     if (wanted.size === 0) return 0;
+    for (const id of wanted) {
+      this.forgotten.delete(id);
+      this.forgotten.add(id);
+    }
+    // A Set iterates in insertion order: the oldest go first.
+    for (const id of this.forgotten) {
+      if (this.forgotten.size <= FORGOTTEN_MAX) break;
+      this.forgotten.delete(id);
+    }
     let deleted = 0;
     for await (const name of this.names()) {
       if (name.endsWith('.eml') && leadIdsInName(name).some((id) => wanted.has(id))) {

@@ -2,15 +2,7 @@ import { Eta } from 'eta';
 import type { LeadView } from '../leads/lead-reader.service.js';
 import { CONTEXT_MEMBERS } from '../leads/lead-context.js';
 import { oneLine } from './mail-message.js';
-import type {
-  ConfirmationMail,
-  DigestMail,
-  LeadNotificationMail,
-  MailLanguage,
-  MailTemplates,
-  RenderedMail,
-  TestMail,
-} from './mail-templates.js';
+import type { ConfirmationMail, DigestMail, LeadNotificationMail, MailLanguage, MailTemplates, RenderedMail, TestMail } from './mail-templates.js';
 import { TEMPLATE_FILES } from './template-files.js';
 
 export const MAIL_LANGUAGES: readonly MailLanguage[] = ['pt-BR', 'en'];
@@ -124,9 +116,11 @@ export class EtaMailTemplates implements MailTemplates {
       tableMax: DIGEST_TABLE_MAX,
       // Without personal data a row is the lead's id and when it came.
       leads: listed
-        ? mail.leads.slice(0, DIGEST_TABLE_MAX).map((lead) =>
-            mail.includePersonalData ? this.fields(language, lead) : { id: lead.id, receivedAt: this.dateTime[language].format(new Date(lead.received_at)) },
-          )
+        ? mail.leads
+            .slice(0, DIGEST_TABLE_MAX)
+            .map((lead) =>
+              mail.includePersonalData ? this.fields(language, lead) : { id: lead.id, receivedAt: this.dateTime[language].format(new Date(lead.received_at)) },
+            )
         : null,
       includePersonalData: mail.includePersonalData,
     });
@@ -138,7 +132,9 @@ export class EtaMailTemplates implements MailTemplates {
 
   private render(mail: MailName, language: MailLanguage, data: object): RenderedMail {
     const name = `@${mail}.${language}`;
-    const subject = oneLine(this.text.render(`${name}.subject`, data)).replace(/\s+/g, ' ').trim();
+    const subject = oneLine(this.text.render(`${name}.subject`, data))
+      .replace(/\s+/g, ' ')
+      .trim();
     return {
       subject: subject.length > SUBJECT_MAX ? `${subject.slice(0, SUBJECT_MAX - 1)}…` : subject,
       text: this.text.render(`${name}.text`, data),

@@ -5,8 +5,14 @@ const RESPONSE_MAX = 300;
 /** The server's reply on one line and bounded, any word with an @ in it (an address, in any quoting) replaced. */
 export function redactedResponse(response: unknown): string | null {
   if (typeof response !== 'string' || response === '') return null;
-  const words = response.slice(0, 4 * RESPONSE_MAX).split(/\s+/).filter(Boolean);
-  return words.map((word) => (word.includes('@') ? '<address>' : word)).join(' ').slice(0, RESPONSE_MAX);
+  const words = response
+    .slice(0, 4 * RESPONSE_MAX)
+    .split(/\s+/)
+    .filter(Boolean);
+  return words
+    .map((word) => (word.includes('@') ? '<address>' : word))
+    .join(' ')
+    .slice(0, RESPONSE_MAX);
 }
 
 /** The SMTP code that opens a reply (`250 2.0.0 OK` → 250). */

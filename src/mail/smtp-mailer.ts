@@ -20,8 +20,14 @@ export function smtpDestination(smtpUrl: string): string {
   return `${url.protocol}//${url.hostname}:${url.port || (secure ? 465 : 587)}`;
 }
 
+/** What tests change: their server's certificate (`tls.ca`, or no check), and shorter timeouts. */
+export interface SmtpTestOptions {
+  tls?: ConnectionOptions;
+  timeouts?: Partial<typeof SMTP_TIMEOUTS>;
+}
+
 /** The pooled transport's options for SMTP_URL (STARTTLS whenever offered; SMTP_REQUIRE_TLS makes it mandatory). */
-export function smtpTransportOptions(config: MailConfig, tls: ConnectionOptions = {}): SMTPPool.Options {
+export function smtpTransportOptions(config: MailConfig, { tls, timeouts }: SmtpTestOptions = {}): SMTPPool.Options {
   const url = new URL(config.smtpUrl!);
   const secure = url.protocol === 'smtps:';
   const user = url.username ? decodeURIComponent(url.username) : config.smtpUser;
@@ -38,6 +44,7 @@ export function smtpTransportOptions(config: MailConfig, tls: ConnectionOptions 
     auth: user ? { user, pass: pass ?? '' } : undefined,
     tls: { minVersion: 'TLSv1.2', ...tls },
     ...SMTP_TIMEOUTS,
+    ...timeouts,
     dkim: dkimOptions(config),
     // Nodemailer's own log lines carry addresses and commands: never on.
     logger: false,
@@ -53,23 +60,27 @@ export class SmtpMailer implements Mailer {
   private readonly transport: Transporter<SMTPPool.SentMessageInfo>;
   readonly destination: string;
 
-  /** `tls`: extra TLS options (tests trust their own server's certificate with `ca`). */
   constructor(
     private readonly config: MailConfig,
-    tls?: ConnectionOptions,
+    testOptions?: SmtpTestOptions,
   ) {
-    this.transport = createTransport(smtpTransportOptions(config, tls));
+    this.transport = createTransport(smtpTransportOptions(config, testOptions));
+    // Each send's failure comes back to its caller; a transport-level error must not be an unhandled 'error' event.
+    this.transport.on('error', (error: NodeJS.ErrnoException) => this.logger.warn({ code: error.code }, 'SMTP transport error'));
     this.destination = smtpDestination(config.smtpUrl!);
   }
 
   async send(mail: OutgoingMail): Promise<MailResult> {
+    // A malformed message is the caller's bug and throws here; only what the server or the network did is a result.
+    const message = messageOf(mail, this.config);
     try {
-      const info = await this.transport.sendMail(messageOf(mail, this.config));
+      const info = await this.transport.sendMail(message);
       return { kind: 'accepted', code: replyCode(info.response), response: redactedResponse(info.response) };
     } catch (error) {
       const result = failureOf(error);
       // Codes only: never the address, the subject or the body.
-      if (/EAUTH|at MAIL FROM/.test(result.error)) this.logger.error({ outcome: result.kind, error: result.error }, 'SMTP server refused our credentials or sender');
+      if (/EAUTH|at MAIL FROM/.test(result.error))
+        this.logger.error({ outcome: result.kind, error: result.error }, 'SMTP server refused our credentials or sender');
       else this.logger.debug({ outcome: result.kind, error: result.error }, 'mail not accepted');
       return result;
     }
