@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { GENEROUS_LIMITS, ServerProcess, freePort, startServer } from './support/server-process.js';
 import { TestDatabase, freshDatabase } from './support/test-app.js';
 import { type CliOptions, runCli, runCliOnTerminal } from './support/child-output.js';
-import { MailSink, confirmByMail, until } from './support/mail-sink.js';
+import { confirmByMail, until } from './support/recipient-steps.js';
+import { SmtpSink } from './support/smtp-sink.js';
 
 // `leads notify …` (issue 34, /docs/notifications), run as its own process against the built service's recipients API
 // (/api/v1/notification-recipients), with operator clients made by `npm run clients:create` and a real SMTP server.
@@ -34,7 +35,7 @@ let database: TestDatabase;
 let server: ServerProcess;
 let manager: Client;
 let reader: Client;
-let sink: MailSink;
+let sink: SmtpSink;
 const secretsKey = randomBytes(32).toString('base64');
 
 const cli = () => ({ leads, home: work, configDir });
@@ -60,7 +61,7 @@ beforeAll(async () => {
   configDir = join(work, 'config');
   leads = join(work, 'leads');
   database = await freshDatabase();
-  sink = await new MailSink().start();
+  sink = await SmtpSink.start();
   const port = await freePort();
   server = await startServer(
     { ...GENEROUS_LIMITS, LOG_LEVEL: 'info', PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, SECRETS_KEY: secretsKey, SMTP_URL: sink.url, ...database.env },
@@ -76,7 +77,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.stop();
   await database?.drop();
-  await sink?.stop();
+  await sink?.close();
   rmSync(work, { recursive: true, force: true });
 });
 
@@ -137,8 +138,8 @@ describe('leads notify', () => {
     expect((await listed()).find((row) => row.id === recipient.id)?.status).toBe('confirmed');
     const sent = await runCliOnTerminal(cli(), ['notify', 'test', recipient.id]);
     expect(sent.stdout).toMatch(new RegExp(`queued a test e-mail to ${recipient.id} \\(msg_`));
-    const mail = await until('the test e-mail', () => sink.received.find((message) => message.to.includes('novo@example.com') && message.subject.startsWith('Teste')));
-    expect(mail.subject).toBe('Teste: avisos de novos leads');
+    const mail = await until('the test e-mail', () => sink.to('novo@example.com')[1]);
+    expect(mail.parsed.subject).toBe('Teste: avisos de novos leads');
   });
 
   it('a login without notifications:manage is told which scope it lacks', async () => {

@@ -3,7 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { TestDatabase, freshDatabase } from './support/database.js';
 import { GENEROUS_LIMITS, ServerProcess, freePort, startServer } from './support/server-process.js';
 import { describeIf } from './support/skips.js';
-import { MailSink, confirmedRecipient, notificationsToken, until } from './support/mail-sink.js';
+import { confirmedRecipient, notificationsToken, until } from './support/recipient-steps.js';
+import { SmtpSink } from './support/smtp-sink.js';
 
 // Issue 34: nothing acknowledged is lost, for e-mail too. Every lead answered 201 gets its notification to a confirmed
 // immediate recipient, across a kill -9 in the middle of a burst (at most once per lead, but for the documented resend
@@ -13,14 +14,14 @@ import { MailSink, confirmedRecipient, notificationsToken, until } from './suppo
 /** Longer than a lease the killed process held: 60 s of attempt timeout and 15 s of margin. */
 const LEASE_WAIT_MS = 120_000;
 
-let sink: MailSink;
+let sink: SmtpSink;
 const secretsKey = randomBytes(32).toString('base64');
 
 beforeAll(async () => {
-  sink = await new MailSink().start();
+  sink = await SmtpSink.start();
 });
 
-afterAll(() => sink.stop());
+afterAll(() => sink.close());
 
 /** The settings of every instance of one suite: its database, the test's SMTP server, no screening rule holding leads. */
 function serviceEnv(database: TestDatabase, port: number): Record<string, string> {
@@ -64,11 +65,11 @@ async function burst(servers: ServerProcess[], run: string, count: number, onAns
 /** The distinct Message-IDs, and the copies received, of each lead's notification to `email`. */
 function notificationsOf(run: string, email: string): Map<number, { ids: Set<string>; copies: number }> {
   const byLead = new Map<number, { ids: Set<string>; copies: number }>();
-  for (const mail of sink.received) {
-    const match = new RegExp(`^Novo lead: Pessoa ${run}-(\\d+) \\(rajada\\)$`).exec(mail.subject);
-    if (!match || !mail.to.includes(email)) continue;
+  for (const { parsed } of sink.to(email)) {
+    const match = new RegExp(`^Novo lead: Pessoa ${run}-(\\d+) \\(rajada\\)$`).exec(parsed.subject ?? '');
+    if (!match) continue;
     const entry = byLead.get(Number(match[1])) ?? { ids: new Set<string>(), copies: 0 };
-    entry.ids.add(mail.messageId);
+    entry.ids.add(parsed.messageId ?? '');
     entry.copies++;
     byLead.set(Number(match[1]), entry);
   }

@@ -1,52 +1,9 @@
 import { execFileSync } from 'node:child_process';
-import { simpleParser } from 'mailparser';
-import { SMTPServer } from 'smtp-server';
-import { freePort, type ServerProcess } from './server-process.js';
+import type { ServerProcess } from './server-process.js';
 import type { TestDatabase } from './database.js';
+import type { SmtpSink } from './smtp-sink.js';
 
-/** One message the test's SMTP server took, parsed as a mail client would. */
-export interface ReceivedMail {
-  messageId: string;
-  to: string;
-  subject: string;
-  text: string;
-  html: string;
-}
-
-/** A real SMTP server on 127.0.0.1 (no TLS, no auth) that keeps every message it accepts, parsed with mailparser. */
-export class MailSink {
-  readonly received: ReceivedMail[] = [];
-  port = 0;
-  private readonly server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS', 'AUTH'],
-    logger: false,
-    onData: (stream, _session, callback) => {
-      simpleParser(stream).then(
-        (mail) => {
-          const to = Array.isArray(mail.to) ? mail.to.map((address) => address.text).join(', ') : (mail.to?.text ?? '');
-          this.received.push({ messageId: mail.messageId ?? '', to, subject: mail.subject ?? '', text: mail.text ?? '', html: mail.html || '' });
-          callback();
-        },
-        (error: Error) => callback(error),
-      );
-    },
-  });
-
-  async start(): Promise<this> {
-    this.port = await freePort();
-    await new Promise<void>((resolve) => this.server.listen(this.port, '127.0.0.1', resolve));
-    return this;
-  }
-
-  get url(): string {
-    return `smtp://127.0.0.1:${this.port}`;
-  }
-
-  stop(): Promise<void> {
-    return new Promise((resolve) => this.server.close(() => resolve()));
-  }
-}
+// The steps of a person and an operator around notification recipients, for the suites that run the built service.
 
 /** Polls `check` every 100 ms until it gives a value; throws naming `what` after `timeoutMs`. */
 export async function until<T>(what: string, check: () => T | undefined | Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
@@ -80,7 +37,7 @@ export async function notificationsToken(server: ServerProcess, database: TestDa
 export async function confirmedRecipient(
   server: ServerProcess,
   token: string,
-  sink: MailSink,
+  sink: SmtpSink,
   recipient: { email: string; mode: 'immediate' | 'daily_digest'; language?: 'pt-BR' | 'en'; include_personal_data?: boolean },
 ): Promise<string> {
   const res = await fetch(`${server.baseUrl}/api/v1/notification-recipients`, {
@@ -94,10 +51,10 @@ export async function confirmedRecipient(
   return id;
 }
 
-/** Confirms an address as a person does: the link of its confirmation e-mail (taken by `sink`), then the page's button. */
-export async function confirmByMail(server: ServerProcess, sink: MailSink, email: string): Promise<void> {
-  const confirmation = await until('the confirmation e-mail', () => sink.received.find((mail) => mail.to.includes(email)));
-  const link = /https?:\/\/\S+\/notifications\/confirm\?token=[^\s>]+/.exec(confirmation.text)![0];
+/** Confirms an address as a person does: the link of its confirmation e-mail (as `sink` took it), then the page's button. */
+export async function confirmByMail(server: ServerProcess, sink: SmtpSink, email: string): Promise<void> {
+  const confirmation = await until('the confirmation e-mail', () => sink.to(email)[0]);
+  const link = /https?:\/\/\S+\/notifications\/confirm\?token=[^\s>]+/.exec(confirmation.parsed.text ?? '')![0];
   const page = await (await fetch(link, { headers: { Accept: 'text/html' } })).text();
   const form = /<form method="post" action="([^"]+)">\s*<input type="hidden" name="token" value="([^"]+)">/.exec(page)!;
   const action = new URL(form[1].replace(/&amp;/g, '&'), server.baseUrl);
