@@ -17,7 +17,7 @@ import { MailComposers } from '../mail-composers.js';
 import type { NotificationRecipient } from '../notification-recipient.entity.js';
 import { digestDayAt } from './digest-day.js';
 import { NotificationDigestComposer } from './notification-digest.composer.js';
-import { NotificationDigestScheduler } from './notification-digest.scheduler.js';
+import { DIGEST_TICK_MS, NotificationDigestScheduler } from './notification-digest.scheduler.js';
 import { NotificationDigestStore } from './notification-digest.store.js';
 
 /**
@@ -61,6 +61,24 @@ describe('the digest day', () => {
       until: new Date('2026-03-09T04:00:00Z'),
       dueAt: at('2026-03-09T12:00:00Z'),
     });
+  });
+});
+
+describe('the digest timer', () => {
+  afterEach(() => jest.useRealTimers());
+
+  it('looks at the clock at start and once a minute, and stops on shutdown', async () => {
+    jest.useFakeTimers();
+    const config = loadConfig({ LOG_LEVEL: 'silent' });
+    const scheduler = new NotificationDigestScheduler(config, {} as NotificationDigestStore, {} as Outbox, {} as LeadReader);
+    const ticks = jest.spyOn(scheduler, 'tick').mockResolvedValue(0);
+    scheduler.onApplicationBootstrap();
+    expect(ticks).toHaveBeenCalledTimes(1);
+    jest.advanceTimersByTime(DIGEST_TICK_MS * 3);
+    expect(ticks).toHaveBeenCalledTimes(4);
+    await scheduler.onModuleDestroy();
+    jest.advanceTimersByTime(DIGEST_TICK_MS * 3);
+    expect(ticks).toHaveBeenCalledTimes(4);
   });
 });
 
