@@ -50,6 +50,7 @@ const personal = new Set<string>([
   'Beatriz Lima',
   'beatriz@cliente.example.com.br',
   '98765-4321',
+  'someone@mailinator.com',
   'Daniela Prado',
   'daniela@cliente.example.com',
   '99876-5432',
@@ -355,7 +356,7 @@ describe('notifications', () => {
     expect(sink.to(email)).toHaveLength(3);
   });
 
-  it('sends nothing for a held lead', async () => {
+  it('sends nothing for a held lead until a person releases it', async () => {
     const email = address('held');
     await confirmed(email);
     const held = await lead({ email: 'someone@mailinator.com' });
@@ -364,6 +365,17 @@ describe('notifications', () => {
     const accepted = await lead();
     await eventually(() => (leadMails(email, accepted.id).length ? true : undefined));
     expect(leadMails(email, held.id)).toHaveLength(0);
+
+    // A person releases it: then it is announced, and told.
+    const screener = await operatorToken(t, 'leads:screen');
+    const released = await t.http
+      .post(`/api/v1/leads/${held.id}/screening`)
+      .set('Authorization', `Bearer ${screener}`)
+      .send({ verdict: 'accepted' })
+      .then(expectContract);
+    expect(released.status).toBe(200);
+    await eventually(() => (leadMails(email, held.id).length ? true : undefined));
+    expect(leadMails(email, held.id)).toHaveLength(1);
   });
 
   it('refuses callers without notifications:manage, and bad input with problems', async () => {
