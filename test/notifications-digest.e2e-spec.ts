@@ -22,7 +22,8 @@ const start = () =>
   startServer(
     {
       ...GENEROUS_LIMITS,
-      LOG_LEVEL: 'warn',
+      // Debug: the digest's lines say when an instance has looked at the day.
+      LOG_LEVEL: 'debug',
       PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
       SECRETS_KEY: secretsKey,
       SMTP_URL: sink.url,
@@ -64,6 +65,7 @@ it('sends each confirmed daily-digest recipient one digest of yesterday, in its 
   await confirmedRecipient(server, token, sink, { email: bob, mode: 'daily_digest', language: 'en', include_personal_data: false });
   await confirmedRecipient(server, token, sink, { email: now, mode: 'immediate' });
   // The service started with nothing to say today: no digest so far.
+  expect(server.output()).toContain('Daily digest: nothing to say');
   expect([sink.to(ana).length, sink.to(bob).length]).toEqual([1, 1]);
 
   const today = Math.floor(Date.now() / DAY_MS) * DAY_MS;
@@ -103,9 +105,10 @@ it('sends each confirmed daily-digest recipient one digest of yesterday, in its 
   // The immediate recipient gets no digest (nor notifications of leads stored without the API).
   expect(digestOf(now)).toEqual([]);
 
-  // Started again the same day: no second digest.
+  // Started again the same day: it looks, finds the day's digests written, and writes none again.
   await server.stop();
   server = await start();
+  await until('the digest look of the new start', () => (server.output().includes('Daily digest already written for every recipient') ? true : undefined));
   await drained();
   expect([digestOf(ana).length, digestOf(bob).length]).toEqual([1, 1]);
 }, 120_000);

@@ -78,6 +78,9 @@ export class NotificationDigestScheduler implements OnApplicationBootstrap, OnMo
         await new Promise((resolve) => setImmediate(resolve));
       }
       if (written) this.logger.log({ day: due.day, recipients: written, leads: accepted }, 'Daily digest written');
+      else this.logger.debug({ day: due.day }, 'Daily digest already written for every recipient');
+    } else {
+      this.logger.debug({ day: due.day }, 'Daily digest: nothing to say');
     }
     if (!this.stopping) {
       this.doneDay = due.day;
