@@ -91,7 +91,10 @@ class Notify {
     const limit = intOption(parsed, 'limit', 1, 200);
     if (limit !== undefined) query.set('limit', String(limit));
     if (parsed.options.cursor !== undefined) query.set('cursor', parsed.options.cursor);
-    const body = (await this.call(`/api/v1/notification-recipients${query.toString() ? `?${query}` : ''}`)).body as { data: Recipient[]; next_cursor: string | null };
+    const body = (await this.call(`/api/v1/notification-recipients${query.toString() ? `?${query}` : ''}`)).body as {
+      data: Recipient[];
+      next_cursor: string | null;
+    };
     if (!this.human) {
       this.printJson(body);
       return EXIT.ok;
@@ -104,7 +107,10 @@ class Notify {
   async test(id: string): Promise<number> {
     const queued = (await this.call(`${recipientPath(id)}/test`, { method: 'POST' })).body as Record<string, unknown> | undefined;
     if (!this.human) this.printJson(queued ?? { id, queued: true });
-    else this.ctx.out(`queued a test e-mail to ${id}${queued?.message_id ? ` (${String(queued.message_id)})` : ''}; it arrives within a minute unless the mail server refuses it`);
+    else
+      this.ctx.out(
+        `queued a test e-mail to ${id}${queued?.message_id ? ` (${String(queued.message_id)})` : ''}; it arrives within a minute unless the mail server refuses it`,
+      );
     return EXIT.ok;
   }
 
@@ -148,7 +154,9 @@ export async function notify(ctx: NotifyContext): Promise<number> {
   const argument = rest[0];
   if (spec.argument && !argument) {
     throw new UsageError(
-      spec.argument === 'email' ? 'notify add needs an e-mail address: leads notify add vendas@example.com' : `notify ${sub} needs a recipient id: leads notify ${sub} <id>`,
+      spec.argument === 'email'
+        ? 'notify add needs an e-mail address: leads notify add vendas@example.com'
+        : `notify ${sub} needs a recipient id: leads notify ${sub} <id>`,
     );
   }
   const body = sub === 'add' ? addBody(parsed) : {};

@@ -85,7 +85,8 @@ describe('leads notify', () => {
   it('names its commands in the help, and refuses bad arguments before asking the service', async () => {
     const help = await run(['notify', '--help']);
     expect(help.code).toBe(0);
-    for (const command of ['add <email>', 'list', 'test <id>', 'remove <id>', '--no-personal-data', 'notifications:manage']) expect(help.stdout).toContain(command);
+    for (const command of ['add <email>', 'list', 'test <id>', 'remove <id>', '--no-personal-data', 'notifications:manage'])
+      expect(help.stdout).toContain(command);
     expect((await run(['--help'])).stdout).toContain('notify <command>');
 
     expect(await run(['notify'])).toMatchObject({ code: 1, stderr: expect.stringContaining('notify needs a command: add, list, test, remove') });
@@ -95,8 +96,14 @@ describe('leads notify', () => {
       code: 1,
       stderr: expect.stringContaining('--mode must be immediate or daily_digest'),
     });
-    expect(await run(['notify', 'add', 'a@example.com', '--language', 'fr'])).toMatchObject({ code: 1, stderr: expect.stringContaining('--language must be pt-BR or en') });
-    expect(await run(['notify', 'list', '--mode', 'immediate'])).toMatchObject({ code: 1, stderr: expect.stringContaining('notify list does not take --mode') });
+    expect(await run(['notify', 'add', 'a@example.com', '--language', 'fr'])).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('--language must be pt-BR or en'),
+    });
+    expect(await run(['notify', 'list', '--mode', 'immediate'])).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('notify list does not take --mode'),
+    });
     expect(await run(['notify', 'remove'])).toMatchObject({ code: 1, stderr: expect.stringContaining('notify remove needs a recipient id') });
     expect(await listed()).toEqual([]);
   });
@@ -148,6 +155,8 @@ describe('leads notify', () => {
     expect((await asReader(['login', '--client-id', reader.client_id], `${reader.client_secret}\n`)).code).toBe(0);
     const refused = await asReader(['notify', 'list']);
     expect(refused.code).toBe(3);
-    expect(refused.stderr).toContain(`the operator login ${reader.client_id} cannot manage e-mail notifications: log in with a client that has the notifications:manage scope`);
+    expect(refused.stderr).toContain(
+      `the operator login ${reader.client_id} cannot manage e-mail notifications: log in with a client that has the notifications:manage scope`,
+    );
   });
 });

@@ -81,7 +81,11 @@ it('sends each confirmed daily-digest recipient one digest of yesterday, in its 
   // Back up after the digest time: the day's digest goes out.
   await server.stop();
   server = await start();
-  const digestOf = (email: string) => sink.to(email).slice(1).map(({ parsed }) => ({ subject: parsed.subject ?? '', text: parsed.text ?? '' }));
+  const digestOf = (email: string) =>
+    sink
+      .to(email)
+      .slice(1)
+      .map(({ parsed }) => ({ subject: parsed.subject ?? '', text: parsed.text ?? '' }));
   await until('both digests', () => (digestOf(ana).length && digestOf(bob).length ? true : undefined));
   await drained();
 
@@ -92,7 +96,9 @@ it('sends each confirmed daily-digest recipient one digest of yesterday, in its 
   expect(pt.text).toContain('1 lead aguardando revisão');
   for (const other of ['Retida Pereira', 'Hoje Santos', 'Antes Costa']) expect(pt.text).not.toContain(other);
   const since = new Date(today - DAY_MS).toISOString();
-  expect(pt.text).toContain(`${server.baseUrl}/api/v1/leads/export?since=${encodeURIComponent(since)}&until=${encodeURIComponent(new Date(today).toISOString())}`);
+  expect(pt.text).toContain(
+    `${server.baseUrl}/api/v1/leads/export?since=${encodeURIComponent(since)}&until=${encodeURIComponent(new Date(today).toISOString())}`,
+  );
 
   const [en] = digestOf(bob);
   expect(en.subject).toBe(`2 new leads on ${new Intl.DateTimeFormat('en-GB', { timeZone: 'UTC', dateStyle: 'long' }).format(day)}`);

@@ -81,49 +81,57 @@ function notificationsOf(run: string, email: string): Map<number, { ids: Set<str
  * of the killed process have ended and what they held is sent, so that a second copy would have arrived by then.
  */
 async function drained(server: ServerProcess): Promise<void> {
-  await until('an empty outbox', async () => {
-    const health = (await (await fetch(`${server.baseUrl}/api/v1/health`)).json()) as { webhooks?: { pending?: number } };
-    return health.webhooks?.pending === 0 ? true : undefined;
-  }, LEASE_WAIT_MS);
+  await until(
+    'an empty outbox',
+    async () => {
+      const health = (await (await fetch(`${server.baseUrl}/api/v1/health`)).json()) as { webhooks?: { pending?: number } };
+      return health.webhooks?.pending === 0 ? true : undefined;
+    },
+    LEASE_WAIT_MS,
+  );
 }
 
 describe('notifications across kill -9', () => {
   let database: TestDatabase;
   afterAll(() => database?.drop());
 
-  it('every lead answered 201 before the kill gets its notification after the restart, once (a resend is the same message)', async () => {
-    database = await freshDatabase();
-    const port = await freePort();
-    const first = await startServer(serviceEnv(database, port), port);
-    const email = 'vendas.crash@example.com';
-    let second: ServerProcess | undefined;
-    try {
-      await confirmedRecipient(first, await notificationsToken(first, database, secretsKey), sink, { email, mode: 'immediate' });
-      // The process is killed when half the burst has its answer: the other half is in flight.
-      const acknowledged = await burst([first], 'k', 80, (answered) => {
-        if (answered === 40) first.child.kill('SIGKILL');
-      });
-      await first.exit;
-      expect(acknowledged.length).toBeGreaterThanOrEqual(40);
+  it(
+    'every lead answered 201 before the kill gets its notification after the restart, once (a resend is the same message)',
+    async () => {
+      database = await freshDatabase();
+      const port = await freePort();
+      const first = await startServer(serviceEnv(database, port), port);
+      const email = 'vendas.crash@example.com';
+      let second: ServerProcess | undefined;
+      try {
+        await confirmedRecipient(first, await notificationsToken(first, database, secretsKey), sink, { email, mode: 'immediate' });
+        // The process is killed when half the burst has its answer: the other half is in flight.
+        const acknowledged = await burst([first], 'k', 80, (answered) => {
+          if (answered === 40) first.child.kill('SIGKILL');
+        });
+        await first.exit;
+        expect(acknowledged.length).toBeGreaterThanOrEqual(40);
 
-      second = await startServer(serviceEnv(database, port), port);
-      // On PostgreSQL a delivery the killed process had leased waits for its lease to end (the e-mail channel's 60 s
-      // attempt timeout and the worker's margin): another instance may still be sending it.
-      await until(
-        'a notification of every acknowledged lead',
-        () => (acknowledged.every((i) => notificationsOf('k', email).has(i)) ? true : undefined),
-        LEASE_WAIT_MS,
-      );
-      await drained(second);
-      const notified = notificationsOf('k', email);
-      for (const i of acknowledged) expect([i, notified.get(i)!.ids.size]).toEqual([i, 1]);
-      // A lead whose request died with the process may or may not have been stored; if it was, it is told once too.
-      for (const [i, entry] of notified) expect([i, entry.ids.size]).toEqual([i, 1]);
-    } finally {
-      await first.stop('SIGKILL');
-      await second?.stop();
-    }
-  }, LEASE_WAIT_MS + 60_000);
+        second = await startServer(serviceEnv(database, port), port);
+        // On PostgreSQL a delivery the killed process had leased waits for its lease to end (the e-mail channel's 60 s
+        // attempt timeout and the worker's margin): another instance may still be sending it.
+        await until(
+          'a notification of every acknowledged lead',
+          () => (acknowledged.every((i) => notificationsOf('k', email).has(i)) ? true : undefined),
+          LEASE_WAIT_MS,
+        );
+        await drained(second);
+        const notified = notificationsOf('k', email);
+        for (const i of acknowledged) expect([i, notified.get(i)!.ids.size]).toEqual([i, 1]);
+        // A lead whose request died with the process may or may not have been stored; if it was, it is told once too.
+        for (const [i, entry] of notified) expect([i, entry.ids.size]).toEqual([i, 1]);
+      } finally {
+        await first.stop('SIGKILL');
+        await second?.stop();
+      }
+    },
+    LEASE_WAIT_MS + 60_000,
+  );
 });
 
 describeIf(['postgres'])('two instances on one PostgreSQL', () => {

@@ -25,18 +25,34 @@ describe('the notifications page', () => {
   /** The table's row of one e-mail: its two subjects, as the page writes them. */
   const row = (mail: string) => {
     const line = page.split('\n').find((text) => text.startsWith(`| ${mail} |`));
-    return line?.split(' | ').slice(1, 3).map((cell) => cell.replace(/^`|`$/g, ''));
+    return line
+      ?.split(' | ')
+      .slice(1, 3)
+      .map((cell) => cell.replace(/^`|`$/g, ''));
   };
   const both = (render: (language: MailLanguage) => string) => (['pt-BR', 'en'] as const).map(render);
 
   it.each([
-    ['confirmation', (language: MailLanguage) => templates.confirmation(language, { confirmUrl: 'https://leads.example.com/c', expiresAt: new Date() }).subject],
-    ['new lead', (language: MailLanguage) => templates.leadNotification(language, { lead, leadUrl: 'https://x', includePersonalData: true, unsubscribeUrl }).subject],
+    [
+      'confirmation',
+      (language: MailLanguage) => templates.confirmation(language, { confirmUrl: 'https://leads.example.com/c', expiresAt: new Date() }).subject,
+    ],
+    [
+      'new lead',
+      (language: MailLanguage) => templates.leadNotification(language, { lead, leadUrl: 'https://x', includePersonalData: true, unsubscribeUrl }).subject,
+    ],
     [
       'daily digest',
       (language: MailLanguage) =>
-        templates.digest(language, { day: '2026-11-26', total: 12, leads: [lead], exportUrl: 'https://x', awaitingReview: 3, includePersonalData: true, unsubscribeUrl })
-          .subject,
+        templates.digest(language, {
+          day: '2026-11-26',
+          total: 12,
+          leads: [lead],
+          exportUrl: 'https://x',
+          awaitingReview: 3,
+          includePersonalData: true,
+          unsubscribeUrl,
+        }).subject,
     ],
     ['test', (language: MailLanguage) => templates.test(language, { unsubscribeUrl }).subject],
   ])('%s: the subjects shown are the rendered ones', (mail, render) => {

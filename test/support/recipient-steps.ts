@@ -21,7 +21,10 @@ export async function notificationsToken(server: ServerProcess, database: TestDa
   const output = execFileSync(
     process.execPath,
     ['dist/src/oauth/operator-clients.command.js', 'create', '--name', 'Notifications e2e', '--scope', 'notifications:manage'],
-    { env: { PATH: process.env.PATH, LOG_LEVEL: 'warn', PUBLIC_BASE_URL: server.baseUrl, SECRETS_KEY: secretsKey, ...database.env }, stdio: ['ignore', 'pipe', 'pipe'] },
+    {
+      env: { PATH: process.env.PATH, LOG_LEVEL: 'warn', PUBLIC_BASE_URL: server.baseUrl, SECRETS_KEY: secretsKey, ...database.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
   );
   const client = JSON.parse(output.toString().trim().split('\n').pop()!) as { client_id: string; client_secret: string };
   const res = await fetch(`${server.baseUrl}/oauth2/token`, {

@@ -44,7 +44,8 @@ export class NotificationDigestScheduler implements OnApplicationBootstrap, OnMo
   ) {}
 
   onApplicationBootstrap(): void {
-    const tick = () => void this.tick().catch((error: unknown) => this.logger.warn({ error: safeError(error) }, 'Daily digest failed; retrying at the next tick'));
+    const tick = () =>
+      void this.tick().catch((error: unknown) => this.logger.warn({ error: safeError(error) }, 'Daily digest failed; retrying at the next tick'));
     tick();
     this.timer = setInterval(tick, DIGEST_TICK_MS).unref();
   }

@@ -124,7 +124,8 @@ describe.each(kinds)('the daily digest on %s', (kind) => {
     await database?.drop();
   });
   beforeEach(async () => {
-    for (const table of ['webhook_deliveries', 'webhook_messages', 'notification_digests', 'notification_recipients', 'leads']) await sql.query(`DELETE FROM ${table}`);
+    for (const table of ['webhook_deliveries', 'webhook_messages', 'notification_digests', 'notification_recipients', 'leads'])
+      await sql.query(`DELETE FROM ${table}`);
   });
 
   async function recipient(fields: { mode?: string; status?: string; language?: string; includePersonalData?: boolean } = {}): Promise<string> {
@@ -240,7 +241,12 @@ describe.each(kinds)('the daily digest on %s', (kind) => {
         unsubscribeUrl: 'https://leads.example.com/unsubscribe/x',
         exportUrl: 'https://leads.example.com/api/v1/leads/export?since=2026-03-09T03%3A00%3A00.000Z&until=2026-03-10T03%3A00%3A00.000Z',
       });
-      expect(digest.leads.map((lead) => lead.id)).toEqual(stored.slice(1).reverse().map((lead) => lead.id));
+      expect(digest.leads.map((lead) => lead.id)).toEqual(
+        stored
+          .slice(1)
+          .reverse()
+          .map((lead) => lead.id),
+      );
       expect(mail!.leadIds).toEqual(digest.leads.map((lead) => lead.id));
     });
 
