@@ -37,10 +37,12 @@ const VALUE_OPTIONS = new Set<string>([
   'wait',
   'message',
   'screening',
+  'mode',
+  'language',
 ]);
 /** Switches every command takes; the others belong to one command each. */
 const GLOBAL_SWITCHES = new Set(['json', 'help', 'version', 'verbose']);
-const SWITCHES = new Set([...GLOBAL_SWITCHES, 'save-secret', 'all', 'dry-run', 'yes']);
+const SWITCHES = new Set([...GLOBAL_SWITCHES, 'save-secret', 'all', 'dry-run', 'yes', 'no-personal-data']);
 
 export function parseArgs(argv: string[]): Parsed {
   const parsed: Parsed = { positionals: [], options: {}, repeated: {}, switches: new Set() };

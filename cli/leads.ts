@@ -13,6 +13,7 @@ import { OperatorLogin, notLoggedIn, readSecret } from './login.js';
 import { Session } from './session.js';
 import { VERSION } from './version.js';
 import { SUBJECT_HELP, subject } from './subject.js';
+import { NOTIFY_HELP, notify } from './notify.js';
 import { WEBHOOKS_HELP, webhooks } from './webhooks.js';
 
 /** Replaced by the service with its PUBLIC_BASE_URL when it serves this file at /cli/leads. */
@@ -39,6 +40,8 @@ Commands:
   export                 download stored leads as CSV or JSON Lines (operator, leads:export)
   webhooks <command>     signed webhooks of stored leads (operator, webhooks:manage): add, list, test,
                          deliveries, rotate, disable, enable, replay, remove (leads webhooks --help)
+  notify <command>       e-mail to the team of each new lead or a daily digest (operator,
+                         notifications:manage): add, list, test, remove (leads notify --help)
   subject <command> <email>
                          data-subject requests (operator): access (leads:read), erase, revoke (leads:erase)
                          (leads subject --help)
@@ -121,7 +124,7 @@ input (typed without echo on a terminal; else its first line). --scope asks for 
 The access token expires (15 minutes). The secret is stored only with --save-secret, and then renews the
 token on its own; otherwise set LEADS_CLIENT_SECRET to renew it, or log in again (exit 3 says so).
 LEADS_CLIENT_ID and LEADS_CLIENT_SECRET together work without a login: nothing is stored.
-While logged in, list, export, import and webhooks act as this client. leads logout forgets the login.`,
+While logged in, list, export, import, webhooks and notify act as this client. leads logout forgets the login.`,
   list: `Usage: leads list [--limit N] [--cursor <cursor>] [filters] [--all] [--json]
 
 GET /api/v1/leads (operator login with leads:read): stored leads, newest first. --limit: 1 to 200 (default
@@ -159,6 +162,7 @@ ${FILTER_HELP}`,
   logout:
     'Usage: leads logout [--json]\n\nForgets the operator login (its access token expires on its own within 15 minutes), revokes the stored\nagent registration with its refresh tokens (by its refresh token, at /oauth2/revoke) and deletes the\ncredentials. A later command registers a new identity: an import run again after it is a new caller, and\nstores again the rows it sent before.',
   webhooks: WEBHOOKS_HELP,
+  notify: NOTIFY_HELP,
   subject: SUBJECT_HELP,
 };
 
@@ -543,6 +547,8 @@ const commands: Record<string, (ctx: Context) => Promise<number>> = {
   },
 
   webhooks,
+
+  notify,
 
   subject,
 

@@ -1,7 +1,7 @@
 // The operator login (`leads login`): an OAuth client's access token by the client-credentials grant (RFC 6749 §4.4,
 // client_secret_basic), kept in the credentials file, renewed only from a secret the user made available.
 import { CredentialStore, StoredLogin } from './credentials.js';
-import { CliError, EXIT, Http, HttpResponse, RequestOptions, StreamedResponse, describeFailure } from './http.js';
+import { CliError, EXIT, Http, HttpResponse, RequestOptions, StreamedResponse, asProblem, describeFailure, failure } from './http.js';
 
 /** Renew a token this long before it expires. */
 const MARGIN_MS = 60_000;
@@ -139,6 +139,24 @@ export function notLoggedIn(): CliError {
     'error: no operator login for this service; run `leads login --client-id <id>` first (or set LEADS_CLIENT_ID and LEADS_CLIENT_SECRET)',
     EXIT.auth,
   );
+}
+
+/**
+ * Throws for any non-2xx answer; a 403 insufficient_scope says which scope the operator's client lacks (`what` the
+ * command could not do: "manage webhooks").
+ */
+export function ensureScope(response: HttpResponse, operator: OperatorLogin, scope: string, what: string): HttpResponse {
+  if (response.status >= 200 && response.status < 300) return response;
+  if (response.status === 403 && asProblem(response)?.code === 'insufficient_scope') {
+    const clientId = operator.current()?.client_id ?? '<id>';
+    throw new CliError(
+      `${describeFailure(response)}\nthe operator login ${clientId} cannot ${what}: log in with a client that has the ${scope} scope ` +
+        "(`leads login --client-id <id>`; the service's operator makes one with `npm run clients:create`)",
+      EXIT.auth,
+      response,
+    );
+  }
+  throw failure(response);
 }
 
 /** The client secret from LEADS_CLIENT_SECRET, else standard input: typed without echo on a terminal, else its first line. */

@@ -4,8 +4,8 @@ import { createInterface } from 'node:readline';
 import { foldEmail } from '../src/leads/lead-rules.js';
 import { Parsed, UsageError, allowOnly } from './args.js';
 import { exportTo } from './export.js';
-import { CliError, EXIT, asProblem, describeFailure, failure } from './http.js';
-import { OperatorLogin, notLoggedIn } from './login.js';
+import { CliError, EXIT } from './http.js';
+import { OperatorLogin, ensureScope, notLoggedIn } from './login.js';
 
 export const SUBJECT_HELP = `Usage: leads subject access|erase|revoke <email> [--json]
        leads subject access <email> [--output FILE]
@@ -68,15 +68,7 @@ export async function subject(ctx: SubjectContext): Promise<number> {
   if (!ctx.operator.current()) throw notLoggedIn();
   const send = async (body: Record<string, unknown>): Promise<Receipt> => {
     const response = await ctx.operator.request(`/api/v1/data-subject-requests/${request.path}`, { json: body });
-    if (response.status === 403 && asProblem(response)?.code === 'insufficient_scope') {
-      const clientId = ctx.operator.current()?.client_id ?? '<id>';
-      throw new CliError(
-        `${describeFailure(response)}\nthe operator login ${clientId} cannot make this request: log in with a client that has the ${request.scope} scope`,
-        EXIT.auth,
-        response,
-      );
-    }
-    if (response.status !== 200) throw failure(response);
+    ensureScope(response, ctx.operator, request.scope, 'make this request');
     return response.body as Receipt;
   };
   if (erase && !dryRun && !parsed.switches.has('yes')) {

@@ -1,9 +1,9 @@
 // `leads webhooks …`: the webhook endpoints of the service (docs/decisions/0027-webhooks-outbox.md), managed with an
 // operator login that has webhooks:manage. Secrets are printed once, never logged and never stored.
 import { Parsed, UsageError, allowOnly } from './args.js';
-import { CliError, EXIT, HttpResponse, RequestOptions, asProblem, describeFailure, failure } from './http.js';
+import { CliError, EXIT, HttpResponse, RequestOptions } from './http.js';
 import { Column, formatRows } from './list.js';
-import { OperatorLogin, notLoggedIn } from './login.js';
+import { OperatorLogin, ensureScope, notLoggedIn } from './login.js';
 
 export const WEBHOOKS_SCOPE = 'webhooks:manage';
 
@@ -114,18 +114,7 @@ class Webhooks {
 
   /** A request as the operator; any non-2xx answer ends the command, a missing scope with what to do about it. */
   private async call(path: string, options: RequestOptions = {}): Promise<HttpResponse> {
-    const response = await this.operator.request(path, options);
-    if (response.status >= 200 && response.status < 300) return response;
-    if (response.status === 403 && asProblem(response)?.code === 'insufficient_scope') {
-      const clientId = this.operator.current()?.client_id ?? '<id>';
-      throw new CliError(
-        `${describeFailure(response)}\nthe operator login ${clientId} cannot manage webhooks: log in with a client that has the ${WEBHOOKS_SCOPE} scope ` +
-          "(`leads login --client-id <id>`; the service's operator makes one with `npm run clients:create`)",
-        EXIT.auth,
-        response,
-      );
-    }
-    throw failure(response);
+    return ensureScope(await this.operator.request(path, options), this.operator, WEBHOOKS_SCOPE, 'manage webhooks');
   }
 
   private printJson(value: unknown): void {

@@ -16,6 +16,7 @@ import { LeadScreening1765100000000 } from './1765100000000-lead-screening.js';
 import { FormTokensSpent1765400000000 } from './1765400000000-form-tokens-spent.js';
 import { OutboxChannels1765600000000 } from './1765600000000-outbox-channels.js';
 import { NotificationRecipients1765700000000 } from './1765700000000-notification-recipients.js';
+import { NotificationDigests1765800000000 } from './1765800000000-notification-digests.js';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -34,4 +35,5 @@ export const MIGRATIONS = [
   FormTokensSpent1765400000000,
   OutboxChannels1765600000000,
   NotificationRecipients1765700000000,
+  NotificationDigests1765800000000,
 ];

@@ -18,6 +18,7 @@ import { LeadsModule } from './leads/leads.module.js';
 import { MailModule } from './mail/mail.module.js';
 import { McpModule } from './mcp/mcp.module.js';
 import { MetaModule } from './meta/meta.module.js';
+import { NotificationDigestModule } from './notifications/digest/notification-digest.module.js';
 import { NotificationsModule } from './notifications/notifications.module.js';
 import { OAuthModule } from './oauth/oauth.module.js';
 import { ProblemModule } from './problem/problem.module.js';
@@ -56,6 +57,7 @@ export class AppModule implements NestModule {
         WebhooksModule,
         NotificationsModule,
         DataSubjectModule,
+        NotificationDigestModule,
       ],
       providers: [
         // In this order: who is calling decides which rate-limit tier applies, and a caller refused by either gets

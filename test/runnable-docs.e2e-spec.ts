@@ -254,6 +254,15 @@ describe('the shell blocks of the docs run verbatim, in order, in one bash sessi
     120_000,
   );
 
+  it('/docs/notifications: a client from npm run clients:create, a recipient added (pending until it confirms) and listed, the CLI', async () => {
+    const run = await runPage('/docs/notifications', blocksOfHtml);
+    expectSuccess(run);
+    expect(run.stdout).toMatch(/^pending$/m);
+    expect(run.stdout).toMatch(/"status":\s*"pending",\s*"mode":\s*"immediate"/);
+    expect(run.stdout).toMatch(/"email": "diretoria@example\.com",\s*"mode": "daily_digest",\s*"language": "en",\s*"include_personal_data": false/);
+    expect(run.stdout).toMatch(/"removed": true/);
+  }, 120_000);
+
   it('/docs/privacy: an access request with a client made for it', async () => {
     const run = await runPage('/docs/privacy', blocksOfHtml);
     expectSuccess(run);

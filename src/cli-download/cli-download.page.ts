@@ -54,6 +54,14 @@ is made or its secret rotated; the CLI never stores it.</p>
 ./leads webhooks rotate &lt;id&gt;                     # a new secret; the previous one keeps signing for 24 h
 ./leads webhooks disable &lt;id&gt;                    # or enable; replay --since &lt;time&gt; sends a period again
 ./leads webhooks remove &lt;id&gt;</code></pre>
+<h2>E-mail notifications</h2>
+<p>The team can be told of each new lead by e-mail, or once a day with the previous day's leads. Managing the
+recipients needs a login whose client has <code>notifications:manage</code>. Each address gets a confirmation e-mail
+and nothing else until someone there presses its button (<a href="/docs/notifications">/docs/notifications</a>).</p>
+<pre><code>./leads notify add vendas@example.com            # --mode immediate|daily_digest, --language pt-BR|en, --no-personal-data
+./leads notify list                              # id, status (pending, confirmed, unsubscribed, bouncing), mode, email
+./leads notify test &lt;id&gt;                         # a test e-mail to a confirmed recipient
+./leads notify remove &lt;id&gt;</code></pre>
 <p>Exit codes: 0 ok, 1 usage, 2 invalid input, 3 authentication, 4 rate limited (after retrying <code>Retry-After</code>),
 5 server or network. <code>--base-url</code> or <code>LEADS_BASE_URL</code> points it at another service.
 Credentials live in <code>$XDG_CONFIG_HOME/leads-cli/credentials.json</code> (default <code>~/.config/leads-cli</code>).</p>`;

@@ -1,4 +1,7 @@
 import { KEY_LIFETIME_MS } from '../leads/idempotency.service.js';
+import { DIGEST_TABLE_MAX } from '../mail/eta-mail-templates.js';
+import { CONFIRMATIONS_PER_DAY } from '../notifications/notification-recipients.service.js';
+import { CONFIRMATION_LIFETIME_MS } from '../notifications/recipient-links.js';
 import { TOKEN_LIFETIMES } from '../oauth/key-store.service.js';
 import { BODY_LIMIT_BYTES, inKiB } from '../server/http-limits.js';
 import { RESPONSE_BODY_KEPT } from '../webhooks/webhook-http.js';
@@ -22,6 +25,12 @@ export const DOC_FACTS = {
   ASSERTION_LIFETIME: lifetime(TOKEN_LIFETIMES.assertion),
   BODY_LIMIT: inKiB(BODY_LIMIT_BYTES),
   IDEMPOTENCY_KEY_LIFETIME: lifetime(KEY_LIFETIME_MS / 1000),
+  /** How long a recipient's confirmation link stays valid. */
+  NOTIFICATION_CONFIRMATION_DAYS: String(CONFIRMATION_LIFETIME_MS / 86_400_000),
+  /** Confirmation e-mails an address may get in a day. */
+  NOTIFICATION_CONFIRMATIONS_PER_DAY: String(CONFIRMATIONS_PER_DAY),
+  /** The most leads a daily digest lists. */
+  DIGEST_LEADS: String(DIGEST_TABLE_MAX),
   /** How much of a receiver's answer the delivery log keeps. */
   WEBHOOK_RESPONSE_KEPT: inKiB(RESPONSE_BODY_KEPT),
   /** How long the previous secret keeps signing beside the new one after a rotation. */

@@ -8,6 +8,7 @@ export const SITE_LINKS: readonly (readonly [href: string, label: string])[] = [
   ['/docs/agents', 'Agents'],
   ['/docs/operators', 'Operators'],
   ['/docs/webhooks', 'Webhooks'],
+  ['/docs/notifications', 'Notifications'],
   ['/docs/privacy', 'Privacy'],
   ['/docs/errors', 'Errors'],
   ['/docs/api-versioning', 'Versioning'],

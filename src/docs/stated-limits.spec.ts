@@ -5,6 +5,9 @@ import { DOC_FACTS } from './doc-facts.js';
 import { DOC_PAGES } from './docs.pages.js';
 import { PAGE_FILES } from './page-files.js';
 import { KEY_LIFETIME_MS as IDEMPOTENCY_KEY_LIFETIME_MS } from '../leads/idempotency.service.js';
+import { DIGEST_TABLE_MAX } from '../mail/eta-mail-templates.js';
+import { CONFIRMATIONS_PER_DAY } from '../notifications/notification-recipients.service.js';
+import { CONFIRMATION_LIFETIME_MS } from '../notifications/recipient-links.js';
 import { TOKEN_LIFETIMES } from '../oauth/key-store.service.js';
 import { ERROR_CATALOG, MAX_FIELD_ERRORS } from '../problem/error-catalog.js';
 import { MAX_ANSWER_BYTES } from '../screening/captcha-verifier.js';
@@ -155,6 +158,9 @@ describe('facts the docs pages quote ({{NAME}} in src/docs/pages/*.md, filled fr
       ASSERTION_LIFETIME: `${hours(TOKEN_LIFETIMES.assertion * 1000)} hour`,
       BODY_LIMIT: `${kib(BODY_LIMIT_BYTES)} KiB`,
       IDEMPOTENCY_KEY_LIFETIME: `${hours(IDEMPOTENCY_KEY_LIFETIME_MS)} hours`,
+      NOTIFICATION_CONFIRMATION_DAYS: String(CONFIRMATION_LIFETIME_MS / 86_400_000),
+      NOTIFICATION_CONFIRMATIONS_PER_DAY: String(CONFIRMATIONS_PER_DAY),
+      DIGEST_LEADS: String(DIGEST_TABLE_MAX),
       WEBHOOK_RESPONSE_KEPT: `${kib(RESPONSE_BODY_KEPT)} KiB`,
       WEBHOOK_SECRET_ROTATION_GRACE: `${hours(ROTATION_GRACE_MS)} hours`,
     });
@@ -176,6 +182,9 @@ describe('facts the docs pages quote ({{NAME}} in src/docs/pages/*.md, filled fr
         `(?:Idempotency keys \\| |within\\s+|rest\\s+of\\s+their\\s+|idempotency\\s+key\\s+for\\s+|rerun\\s+after\\s+)${value}`,
         'g',
       ),
+      NOTIFICATION_CONFIRMATION_DAYS: new RegExp(`valid\\s+for\\s+${value}\\s+days`, 'g'),
+      NOTIFICATION_CONFIRMATIONS_PER_DAY: new RegExp(`at\\s+most\\s+${value}\\s+confirmation`, 'g'),
+      DIGEST_LEADS: new RegExp(`past\\s+${value}\\b`, 'g'),
       WEBHOOK_RESPONSE_KEPT: new RegExp(`\\b${value}`, 'g'),
       WEBHOOK_SECRET_ROTATION_GRACE: new RegExp(`(?:For|for)\\s+${value}\\s+after|beside\\s+the\\s+new\\s+one\\s+for\\s+${value}`, 'g'),
     };

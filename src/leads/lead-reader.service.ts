@@ -191,6 +191,15 @@ export class LeadReader {
     return Number(row.n);
   }
 
+  /** How many leads the filter selects: one COUNT over the screening index (the digest's total for a day). */
+  async count(filter: LeadFilter): Promise<number> {
+    const { where, params } = this.conditions(filter);
+    const [row] = (await this.dataSource.query(`SELECT COUNT(*) AS n FROM leads${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`, params)) as {
+      n: number | string;
+    }[];
+    return Number(row.n);
+  }
+
   /**
    * rows() for a large page: keyset queries of at most `part` rows each, one after the other, with a turn of the event
    * loop between them (on SQLite a query holds the loop while it runs).

@@ -1,0 +1,98 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { AppConfig } from '../../config/config.js';
+import { APP_CONFIG } from '../../config/config.module.js';
+import { LeadReader } from '../../leads/lead-reader.service.js';
+import { safeError } from '../../logging/safe-error.js';
+import { Outbox } from '../../outbox/outbox.service.js';
+import { DigestDay, digestDayAt } from './digest-day.js';
+import { DIGEST_BATCH, NotificationDigestStore } from './notification-digest.store.js';
+
+export const DIGEST_EVENT = 'notification.digest';
+
+/** How often each instance looks at its clock: a digest leaves within this of NOTIFY_DIGEST_AT. */
+export const DIGEST_TICK_MS = 60_000;
+
+/** A digest message's data: the day and its window, no personal data (the composer reads the leads at send time). */
+export interface DigestData {
+  day: string;
+  since: string;
+  until: string;
+}
+
+/**
+ * The daily digest (issue 34): from NOTIFY_DIGEST_AT on the TIME_ZONE clock until that day ends, every instance looks
+ * once a minute whether today's digest (about yesterday) is written; the first to claim a recipient's (day, recipient)
+ * row in notification_digests writes that recipient's `notification.digest` message in the same transaction, so each
+ * confirmed daily-digest recipient gets one per day whatever the instances and restarts. A service down at the time
+ * sends it when it starts again that day. Nothing is written on a day with nothing to say (no accepted lead that day
+ * and none awaiting review).
+ */
+@Injectable()
+export class NotificationDigestScheduler implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger('Digest');
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<number>;
+  /** The last day this instance finished: after that, a tick is a clock reading only. */
+  private doneDay?: string;
+  private stopping = false;
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly store: NotificationDigestStore,
+    private readonly outbox: Outbox,
+    private readonly reader: LeadReader,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    const tick = () =>
+      void this.tick().catch((error: unknown) => this.logger.warn({ error: safeError(error) }, 'Daily digest failed; retrying at the next tick'));
+    tick();
+    this.timer = setInterval(tick, DIGEST_TICK_MS).unref();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    this.stopping = true;
+    clearInterval(this.timer);
+    await this.running?.catch(() => undefined);
+  }
+
+  /** One look at the clock as of `now`: writes the digests due and not yet written; returns how many this call wrote. */
+  tick(now = Date.now()): Promise<number> {
+    const due = digestDayAt(now, this.config.timeZone, this.config.notifyDigestAt);
+    if (now < due.dueAt || this.doneDay === due.day) return Promise.resolve(0);
+    this.running ??= this.write(due, now).finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  private async write(due: DigestDay, now: number): Promise<number> {
+    const accepted = await this.reader.count({ screening: 'accepted', since: due.since, until: due.until });
+    const awaitingReview = accepted > 0 ? 0 : await this.reader.heldCount({});
+    let written = 0;
+    if (accepted > 0 || awaitingReview > 0) {
+      const data: DigestData = { day: due.day, since: due.since.toISOString(), until: due.until.toISOString() };
+      while (!this.stopping) {
+        const claimed = await this.store.transactions.run(() => this.claimAndPublish(due.day, data, now));
+        written += claimed;
+        if (claimed) this.outbox.wake();
+        // Fewer than a batch: none left (or another instance is writing the rest).
+        if (claimed < DIGEST_BATCH) break;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      if (written) this.logger.log({ day: due.day, recipients: written, leads: accepted }, 'Daily digest written');
+      else this.logger.debug({ day: due.day }, 'Daily digest already written for every recipient');
+    } else {
+      this.logger.debug({ day: due.day }, 'Daily digest: nothing to say');
+    }
+    if (!this.stopping) {
+      this.doneDay = due.day;
+      await this.store.prune(due.day);
+    }
+    return written;
+  }
+
+  private *claimAndPublish(day: string, data: DigestData, now: number) {
+    const recipients = yield* this.store.claim(day, now);
+    for (const recipientId of recipients) yield* this.outbox.publish(DIGEST_EVENT, data, now, recipientId);
+    return recipients.length;
+  }
+}
