@@ -177,6 +177,15 @@ export class NotificationRecipientsStore {
     }));
   }
 
+  /** The ids of confirmed daily-digest recipients after `afterId`, in id order, at most `limit` (a step of the digest's). */
+  *digestRecipients(afterId: string, limit: number): Steps<string[]> {
+    const rows = yield [
+      `SELECT id FROM notification_recipients WHERE status = 'confirmed' AND mode = 'daily_digest' AND id > ${this.p(1)} ORDER BY id LIMIT ${Math.floor(limit)}`,
+      [afterId],
+    ];
+    return rows.map((row) => row.id as string);
+  }
+
   async load(ids: readonly string[]): Promise<NotificationRecipient[]> {
     const rows = await this.sql.query(`SELECT ${COLUMNS} FROM notification_recipients WHERE id IN (${this.sql.list(1, ids.length)})`, [...ids]);
     return rows.map(recipientOf);

@@ -197,7 +197,8 @@ export const ERROR_CATALOG = {
     status: 409,
     title: 'Notification recipient not confirmed',
     hint: 'Wait until the address confirms (its status becomes confirmed), or send a new confirmation with resend-confirmation.',
-    description: 'The recipient is pending, unsubscribed or bouncing: until its address confirms it gets nothing but the confirmation e-mail. Nothing was sent.',
+    description:
+      'The recipient is pending, unsubscribed or bouncing: until its address confirms it gets nothing but the confirmation e-mail. Nothing was sent.',
   },
   notification_recipient_confirmed: {
     status: 409,

@@ -4,6 +4,7 @@ import { APP_CONFIG } from '../../config/config.module.js';
 import { LeadReader } from '../../leads/lead-reader.service.js';
 import { safeError } from '../../logging/safe-error.js';
 import { Outbox } from '../../outbox/outbox.service.js';
+import { NotificationRecipientsStore } from '../notification-recipients.store.js';
 import { DigestDay, digestDayAt } from './digest-day.js';
 import { DIGEST_BATCH, NotificationDigestStore } from './notification-digest.store.js';
 
@@ -41,6 +42,7 @@ export class NotificationDigestScheduler implements OnApplicationBootstrap, OnMo
     private readonly store: NotificationDigestStore,
     private readonly outbox: Outbox,
     private readonly reader: LeadReader,
+    private readonly recipients: NotificationRecipientsStore,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -70,12 +72,13 @@ export class NotificationDigestScheduler implements OnApplicationBootstrap, OnMo
     let written = 0;
     if (accepted > 0 || awaitingReview > 0) {
       const data: DigestData = { day: due.day, since: due.since.toISOString(), until: due.until.toISOString() };
-      while (!this.stopping) {
-        const claimed = await this.store.transactions.run(() => this.claimAndPublish(due.day, data, now));
-        written += claimed;
-        if (claimed) this.outbox.wake();
-        // Fewer than a batch: none left (or another instance is writing the rest).
-        if (claimed < DIGEST_BATCH) break;
+      // In keyset batches of recipients, each in its own transaction, with a turn of the event loop between them.
+      for (let after = ''; !this.stopping; ) {
+        const batch = await this.store.transactions.run(() => this.claimAndPublish(due.day, data, after, now));
+        written += batch.claimed;
+        if (batch.claimed) this.outbox.wake();
+        if (batch.last === undefined) break;
+        after = batch.last;
         await new Promise((resolve) => setImmediate(resolve));
       }
       if (written) this.logger.log({ day: due.day, recipients: written, leads: accepted }, 'Daily digest written');
@@ -90,9 +93,10 @@ export class NotificationDigestScheduler implements OnApplicationBootstrap, OnMo
     return written;
   }
 
-  private *claimAndPublish(day: string, data: DigestData, now: number) {
-    const recipients = yield* this.store.claim(day, now);
-    for (const recipientId of recipients) yield* this.outbox.publish(DIGEST_EVENT, data, now, recipientId);
-    return recipients.length;
+  private *claimAndPublish(day: string, data: DigestData, after: string, now: number) {
+    const batch = yield* this.recipients.digestRecipients(after, DIGEST_BATCH);
+    const claimed = yield* this.store.claim(day, batch, now);
+    for (const recipientId of claimed) yield* this.outbox.publish(DIGEST_EVENT, data, now, recipientId);
+    return { claimed: claimed.length, last: batch.length === DIGEST_BATCH ? batch[batch.length - 1] : undefined };
   }
 }

@@ -15,6 +15,7 @@ import type { Outbox } from '../../outbox/outbox.service.js';
 import { OutboxStore } from '../../outbox/outbox-store.js';
 import { MailComposers } from '../mail-composers.js';
 import type { NotificationRecipient } from '../notification-recipient.entity.js';
+import { NotificationRecipientsStore } from '../notification-recipients.store.js';
 import { digestDayAt } from './digest-day.js';
 import { NotificationDigestComposer } from './notification-digest.composer.js';
 import { DIGEST_TICK_MS, NotificationDigestScheduler } from './notification-digest.scheduler.js';
@@ -70,7 +71,7 @@ describe('the digest timer', () => {
   it('looks at the clock at start and once a minute, and stops on shutdown', async () => {
     jest.useFakeTimers();
     const config = loadConfig({ LOG_LEVEL: 'silent' });
-    const scheduler = new NotificationDigestScheduler(config, {} as NotificationDigestStore, {} as Outbox, {} as LeadReader);
+    const scheduler = new NotificationDigestScheduler(config, {} as NotificationDigestStore, {} as Outbox, {} as LeadReader, {} as NotificationRecipientsStore);
     const ticks = jest.spyOn(scheduler, 'tick').mockResolvedValue(0);
     scheduler.onApplicationBootstrap();
     expect(ticks).toHaveBeenCalledTimes(1);
@@ -107,7 +108,7 @@ describe.each(kinds)('the daily digest on %s', (kind) => {
     const dataSource = await connect();
     const outboxStore = new OutboxStore(dataSource);
     const outbox = { publish: outboxStore.publish.bind(outboxStore), wake: () => undefined } as unknown as Outbox;
-    return new NotificationDigestScheduler(config, new NotificationDigestStore(dataSource), outbox, new LeadReader(dataSource));
+    return new NotificationDigestScheduler(config, new NotificationDigestStore(dataSource), outbox, new LeadReader(dataSource), new NotificationRecipientsStore(dataSource));
   }
 
   beforeAll(async () => {

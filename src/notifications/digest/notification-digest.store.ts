@@ -20,20 +20,16 @@ export class NotificationDigestStore {
   }
 
   /**
-   * Marks `day` sent for up to DIGEST_BATCH confirmed daily-digest recipients that have no row for it yet; returns the
-   * ids this transaction took (none that another instance took first).
+   * Marks `day` sent for these recipients where no row says so yet; returns the ids this transaction took (none that
+   * another instance took first).
    */
-  *claim(day: string, now: number): Steps<string[]> {
+  *claim(day: string, recipientIds: readonly string[], now: number): Steps<string[]> {
+    if (recipientIds.length === 0) return [];
     const p = this.transactions.p.bind(this.transactions);
     const rows = yield [
-      `INSERT INTO notification_digests (day, recipient_id, created_at)
-        SELECT ${p(1)}, r.id, ${p(2)} FROM notification_recipients r
-        WHERE r.status = 'confirmed' AND r.mode = 'daily_digest'
-          AND NOT EXISTS (SELECT 1 FROM notification_digests d WHERE d.day = ${p(3)} AND d.recipient_id = r.id)
-        ORDER BY r.id LIMIT ${DIGEST_BATCH}
-        ON CONFLICT (day, recipient_id) DO NOTHING
-        RETURNING recipient_id`,
-      [day, now, day],
+      `INSERT INTO notification_digests (day, recipient_id, created_at) VALUES ${recipientIds.map((_, i) => `(${p(3 * i + 1)}, ${p(3 * i + 2)}, ${p(3 * i + 3)})`).join(', ')}
+        ON CONFLICT (day, recipient_id) DO NOTHING RETURNING recipient_id`,
+      recipientIds.flatMap((id) => [day, id, now]),
     ];
     return rows.map((row) => String(row.recipient_id));
   }
