@@ -353,6 +353,10 @@ describe('notifications', () => {
       429,
       'confirmation_rate_limited',
     );
+    // A sub-address reaches the same mailbox: another recipient, but no more confirmation e-mails today.
+    const tagged = email.replace('@', '+again@');
+    personal.add(tagged.toLowerCase());
+    expectProblem(await call('post', '/api/v1/notification-recipients', { email: tagged, mode: 'immediate' }), 429, 'confirmation_rate_limited');
     expect(sink.to(email)).toHaveLength(3);
   });
 
