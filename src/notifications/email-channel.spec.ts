@@ -124,6 +124,12 @@ describe('EmailChannel', () => {
     expect(sent[0].text).toContain(LEAD.id);
   });
 
+  it('sends no lead, queued before the change, to a recipient now on the daily digest', async () => {
+    expect(await attempt('lead.received', LEAD, recipient({ mode: 'daily_digest' }))).toMatchObject({ kind: 'failed', error: 'recipient_not_immediate' });
+    expect(sent).toHaveLength(0);
+    expect(await attempt('notification.test', {}, recipient({ mode: 'daily_digest' }))).toMatchObject({ kind: 'succeeded' });
+  });
+
   it('sends a pending recipient its live confirmation only, without one-click; nothing for a replaced token', async () => {
     const token = links.confirmationToken(recipient().id, 'n1');
     const pending = recipient({ status: 'pending', confirmationTokenHash: tokenHash(token) });

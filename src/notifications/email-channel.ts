@@ -82,6 +82,8 @@ export class EmailChannel implements Channel<EmailSubscriber> {
     const confirmation = delivery.eventType === CONFIRMATION_EVENT;
     // Until its address confirms, a recipient gets its confirmation and nothing else.
     if (recipient.status !== 'confirmed' && !confirmation) return { kind: 'failed', ...detail('recipient_not_confirmed') };
+    // Fanned out while it was immediate; it asked for the digest since (PATCH mode), so not one e-mail per lead.
+    if (delivery.eventType === 'lead.received' && recipient.mode !== 'immediate') return { kind: 'failed', ...detail('recipient_not_immediate') };
     const composer = this.composers.get(delivery.eventType);
     if (!composer) return { kind: 'failed', ...detail(`no_composer: ${delivery.eventType}`) };
     const unsubscribeUrl = this.links.unsubscribeUrl(recipient.id);
