@@ -318,6 +318,28 @@ describe('notifications', () => {
     expect([gone.status, gone.text.includes('<form')]).toEqual([200, false]);
   });
 
+  it('unsubscribes by the multipart/form-data one-click body RFC 8058 asks mail receivers to send', async () => {
+    const email = address('multipart');
+    const { id } = await confirmed(email);
+    // Another body: identical ones from one address in a burst are held (screening), and later tests send the default.
+    const first = await lead({ mensagem: 'Uma proposta, por favor' });
+    const [mail] = await eventually(() => (leadMails(email, first.id).length ? leadMails(email, first.id) : undefined));
+    const url = new URL(header(mail, 'List-Unsubscribe')!.slice(1, -1));
+    const path = `${url.pathname}${url.search}`;
+
+    expectProblem(await t.http.post(path).field('List-Unsubscribe', 'Two-Clicks').then(expectContract), 400, 'invalid_form');
+    expectProblem(
+      await t.http.post(path).field('List-Unsubscribe', 'One-Click').field('List-Unsubscribe', 'One-Click').then(expectContract),
+      400,
+      'invalid_form',
+    );
+    expectProblem(await t.http.post(path).attach('List-Unsubscribe', Buffer.from('One-Click'), 'x.txt').then(expectContract), 400, 'invalid_form');
+    expect((await recipient(id)).status).toBe('confirmed');
+    const done = await t.http.post(path).field('List-Unsubscribe', 'One-Click').then(expectContract);
+    expect(done.status).toBe(200);
+    expect((await recipient(id)).status).toBe('unsubscribed');
+  });
+
   it('sends a new confirmation, back to pending, whose link replaces the last; never for a confirmed address', async () => {
     const email = address('resend');
     const created = await create(email);
@@ -353,6 +375,10 @@ describe('notifications', () => {
       429,
       'confirmation_rate_limited',
     );
+    // A sub-address reaches the same mailbox: another recipient, but no more confirmation e-mails today.
+    const tagged = email.replace('@', '+again@');
+    personal.add(tagged.toLowerCase());
+    expectProblem(await call('post', '/api/v1/notification-recipients', { email: tagged, mode: 'immediate' }), 429, 'confirmation_rate_limited');
     expect(sink.to(email)).toHaveLength(3);
   });
 

@@ -117,6 +117,30 @@ function parseJson(raw: Buffer | undefined): unknown {
   return parsed.syntax ? new AppError('malformed_json', 'The request body is not valid JSON.') : validationFailed(parsed.errors);
 }
 
+const MULTIPART_FORM_MEDIA_TYPE = 'multipart/form-data';
+
+/**
+ * formBodyOf, or the text fields of a multipart/form-data body (RFC 7578): what RFC 8058 §3.2 asks a mail receiver to
+ * send for a one-click unsubscribe. Parsed by the platform's own parser (the Fetch API's FormData); a file, a repeated
+ * field or a malformed body is invalid_request, as in formBodyOf.
+ */
+export async function formFieldsOf(req: Request): Promise<Record<string, string>> {
+  const outcome = outcomeOf(req);
+  if (outcome.mediaType !== MULTIPART_FORM_MEDIA_TYPE) return formBodyOf(req);
+  let form: FormData;
+  try {
+    form = await new Response(outcome.raw ?? null, { headers: { 'content-type': req.headers['content-type']! } }).formData();
+  } catch {
+    throw new AppError('invalid_request', 'The body is not valid multipart/form-data.');
+  }
+  const fields: Record<string, string> = Object.create(null) as Record<string, string>;
+  for (const [name, value] of form) {
+    if (typeof value !== 'string' || Object.hasOwn(fields, name)) throw new AppError('invalid_request', 'Send each field once, as text, not a file.');
+    fields[name] = value;
+  }
+  return fields;
+}
+
 /** Empty values count as absent (RFC 6749 §3.2). */
 function parseForm(raw: Buffer | undefined): Record<string, string> | AppError {
   let text = '';

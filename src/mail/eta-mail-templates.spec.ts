@@ -140,14 +140,20 @@ describe('the lead notification', () => {
       // 15:04 UTC on the team's clock
       '12:04',
       LEAD_URL,
-      UNSUBSCRIBE,
     ];
     for (const part of [mail.text, mail.html]) {
       for (const value of shown) expect([language, value, part.includes(value)]).toEqual([language, value, true]);
     }
     expect(mail.text).toContain('Quero um orçamento\npara 30 pessoas.');
     expect(mail.html).toContain(`<html lang="${language}">`);
-    expect(mail.html).toContain(`href="${UNSUBSCRIBE}"`);
+  });
+
+  it.each([
+    ['pt-BR', 'Cancelar inscrição'],
+    ['en', 'Unsubscribe'],
+  ] as const)('in %s, with the lead as Reply-To, names the way out without its link: a reply would quote the link to the lead', (language, button) => {
+    const mail = templates.leadNotification(language, { lead: lead(), leadUrl: LEAD_URL, unsubscribeUrl: UNSUBSCRIBE, includePersonalData: true });
+    for (const part of [mail.text, mail.html]) expect([part.includes(UNSUBSCRIBE), part.includes(button)]).toEqual([false, true]);
   });
 
   it('without origem the subject is the name alone', () => {

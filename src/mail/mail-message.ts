@@ -1,4 +1,5 @@
 import type { SendMailOptions } from 'nodemailer';
+import { encodeWord } from 'nodemailer/lib/mime-funcs/index.js';
 import type DKIM from 'nodemailer/lib/dkim/index.js';
 import type { MailConfig } from '../config/config.js';
 import type { OutgoingMail } from './mailer.js';
@@ -54,7 +55,7 @@ export function messageOf(mail: OutgoingMail, config: MailConfig): SendMailOptio
     from: { name: config.fromName ?? '', address: config.fromAddress },
     to: { name: '', address: oneLine(mail.to) },
     replyTo: mail.replyTo === undefined ? undefined : { name: '', address: oneLine(mail.replyTo) },
-    subject: oneLine(mail.subject),
+    subject: plainSubject(oneLine(mail.subject)),
     text: mail.text,
     html: mail.html,
     messageId: `<${oneLine(mail.messageId).replace(/^<|>$/g, '')}>`,
@@ -62,4 +63,13 @@ export function messageOf(mail: OutgoingMail, config: MailConfig): SendMailOptio
     disableFileAccess: true,
     disableUrlAccess: true,
   };
+}
+
+/**
+ * A subject shown as written. Nodemailer passes a well-formed RFC 2047 encoded word through as is, and the reader's
+ * client decodes it: a lead named "=?UTF-8?B?4oCu?=" would smuggle an RTL override or a line break into the subject.
+ * Such a subject is sent as encoded words of its own (whose decoded text no client decodes again).
+ */
+function plainSubject(subject: string): string {
+  return subject.includes('=?') ? encodeWord(subject, 'B', 52) : subject;
 }

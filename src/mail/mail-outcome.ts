@@ -47,3 +47,12 @@ export function failureOf(error: unknown): Extract<MailResult, { kind: 'transien
   const permanent = code !== null && code >= 500 && RECIPIENT_STAGES.has(failure.command ?? '');
   return { kind: permanent ? 'permanent' : 'transient', code, response, error: code === null ? what : `${what}: ${code}` };
 }
+
+/**
+ * A permanent failure that refuses this message's content, not the recipient: a 5xx to DATA whose enhanced code
+ * (RFC 3463) is of the mail system (5.3.x, its size), the media (5.6.x) or security and policy (5.7.x: a spam or virus
+ * filter). The content is a lead's, which anyone can write: it says nothing about the address.
+ */
+export function refusesContent(result: MailResult): boolean {
+  return result.kind === 'permanent' && /\bat DATA\b/.test(result.error) && /^5\d\d[ -]5\.[367]\./.test(result.response ?? '');
+}

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { loadConfig } from '../config/config.js';
 import type { LeadView } from '../leads/lead-reader.service.js';
 import type { MailTemplates } from '../mail/mail-templates.js';
+import { failureOf } from '../mail/mail-outcome.js';
 import type { Mailer, MailResult, OutgoingMail } from '../mail/mailer.js';
 import { SecretBox } from '../secrets/secret-box.js';
 import { EmailChannel, EmailSubscriber, scrub } from './email-channel.js';
@@ -123,6 +124,12 @@ describe('EmailChannel', () => {
     expect(sent[0].text).toContain(LEAD.id);
   });
 
+  it('sends no lead, queued before the change, to a recipient now on the daily digest', async () => {
+    expect(await attempt('lead.received', LEAD, recipient({ mode: 'daily_digest' }))).toMatchObject({ kind: 'failed', error: 'recipient_not_immediate' });
+    expect(sent).toHaveLength(0);
+    expect(await attempt('notification.test', {}, recipient({ mode: 'daily_digest' }))).toMatchObject({ kind: 'succeeded' });
+  });
+
   it('sends a pending recipient its live confirmation only, without one-click; nothing for a replaced token', async () => {
     const token = links.confirmationToken(recipient().id, 'n1');
     const pending = recipient({ status: 'pending', confirmationTokenHash: tokenHash(token) });
@@ -169,6 +176,21 @@ describe('EmailChannel', () => {
     const third = await attempt('lead.received', LEAD);
     expect(third).toMatchObject({ kind: 'failed', disable: '3 permanent failures in a row; the last: SMTP 550 5.1.1.' });
     expect(JSON.stringify(third)).not.toMatch(/vendas@/i);
+  });
+
+  it('fails a message the server refuses for its content without counting it against the address: a lead cannot make it bouncing', async () => {
+    // Anyone's form submission writes the content; a relay's spam or policy filter refuses it at DATA.
+    for (const response of ['554 5.7.1 Message rejected as spam', '550 5.7.0 Policy violation', '554 5.6.0 Bad content', '552 5.3.4 Message too big']) {
+      answer = failureOf({ code: 'EMESSAGE', command: 'DATA', responseCode: Number(response.slice(0, 3)), response });
+      expect(await attempt('lead.received', LEAD)).toMatchObject({ kind: 'failed', statusCode: Number(response.slice(0, 3)) });
+    }
+    expect(failures).toBe(0);
+    // The mailbox refused, at DATA or RCPT TO: that is the address's.
+    answer = failureOf({ code: 'EMESSAGE', command: 'DATA', responseCode: 552, response: '552 5.2.2 Mailbox full' });
+    await attempt('lead.received', LEAD);
+    answer = failureOf({ code: 'EENVELOPE', command: 'RCPT TO', responseCode: 550, response: '550 5.7.1 Recipient rejected' });
+    await attempt('lead.received', LEAD);
+    expect(failures).toBe(2);
   });
 
   it('fails an event no composer writes, without sending', async () => {

@@ -3,6 +3,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { AppConfig } from '../config/config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import type { Step, Steps } from '../database/step-transaction.js';
+import { refusesContent } from '../mail/mail-outcome.js';
 import { MAILER, type Mailer, type MailResult } from '../mail/mailer.js';
 import type { AttemptDetail, AttemptOutcome, Channel, ClaimedDelivery, Subscriber, Subscription } from '../outbox/channel.js';
 import { MailComposers } from './mail-composers.js';
@@ -81,6 +82,8 @@ export class EmailChannel implements Channel<EmailSubscriber> {
     const confirmation = delivery.eventType === CONFIRMATION_EVENT;
     // Until its address confirms, a recipient gets its confirmation and nothing else.
     if (recipient.status !== 'confirmed' && !confirmation) return { kind: 'failed', ...detail('recipient_not_confirmed') };
+    // Fanned out while it was immediate; it asked for the digest since (PATCH mode), so not one e-mail per lead.
+    if (delivery.eventType === 'lead.received' && recipient.mode !== 'immediate') return { kind: 'failed', ...detail('recipient_not_immediate') };
     const composer = this.composers.get(delivery.eventType);
     if (!composer) return { kind: 'failed', ...detail(`no_composer: ${delivery.eventType}`) };
     const unsubscribeUrl = this.links.unsubscribeUrl(recipient.id);
@@ -110,6 +113,8 @@ export class EmailChannel implements Channel<EmailSubscriber> {
     if (result.kind === 'accepted') return { kind: 'succeeded', error: null, ...base };
     const error = scrub(result.error);
     if (result.kind === 'transient') return { kind: 'retry', error, ...base };
+    // A filter refusing a lead's words is not the address refusing mail: anyone's form could make it bouncing.
+    if (refusesContent(result)) return { kind: 'failed', error, ...base };
     const failures = await this.store.permanentFailure(recipientId, Date.now());
     if (failures < BOUNCE_AFTER) return { kind: 'failed', error, ...base };
     // The reason says the code, never the reply (which may name the address).

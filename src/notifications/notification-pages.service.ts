@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { formBodyOf } from '../body/request-body.js';
+import { formFieldsOf } from '../body/request-body.js';
 import { AppConfig } from '../config/config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { AppError } from '../problem/app-error.js';
@@ -33,7 +33,7 @@ export class NotificationPages {
 
   async confirm(req: Request, res: Response): Promise<string> {
     this.checkOrigin(req);
-    const { token } = this.form(req, ['token']);
+    const { token } = await this.form(req, ['token']);
     if (token === undefined) throw new AppError('invalid_form', 'The body must carry token, form-encoded, as the confirmation page sends it.');
     const confirmed = isToken(token) && (await this.recipients.confirm(token));
     return this.answer(req, res, confirmed ? confirmedPage() : undefined);
@@ -50,7 +50,7 @@ export class NotificationPages {
    * servers, and the token in the URL is the one credential, whoever sends it.
    */
   async unsubscribe(req: Request, res: Response): Promise<string> {
-    const form = this.form(req, ['List-Unsubscribe']);
+    const form = await this.form(req, ['List-Unsubscribe']);
     if (form['List-Unsubscribe'] !== 'One-Click') {
       throw new AppError('invalid_form', 'The body must be List-Unsubscribe=One-Click, form-encoded (RFC 8058).');
     }
@@ -79,11 +79,14 @@ export class NotificationPages {
     }
   }
 
-  /** The form's fields, or invalid_form for a body that is not one (another media type, repeated fields, not UTF-8). */
-  private form(req: Request, fields: string[]): Record<string, string | undefined> {
+  /**
+   * The form's fields, form-encoded or multipart (RFC 8058 asks mail receivers for multipart), or invalid_form for a
+   * body that is neither (another media type, repeated fields, a file, not UTF-8).
+   */
+  private async form(req: Request, fields: string[]): Promise<Record<string, string | undefined>> {
     let body: Record<string, string>;
     try {
-      body = formBodyOf(req);
+      body = await formFieldsOf(req);
     } catch (error) {
       if (error instanceof AppError) throw new AppError('invalid_form', error.detail);
       throw error;

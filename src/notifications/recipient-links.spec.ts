@@ -40,4 +40,16 @@ describe('RecipientLinks', () => {
     expect(counter).toBe(links.addressKey('ana@example.com'));
     expect(counter).not.toBe(links.addressKey('bia@example.com'));
   });
+
+  it('counts the confirmation e-mails of one mailbox under one key, whatever its sub-address or the form of its domain', () => {
+    // Each of these is delivered to ana@bücher.example's mailbox: three more e-mails a day each would flood it.
+    const key = links.addressKey('ana@xn--bcher-kva.example');
+    for (const variant of ['ana@bücher.example', 'ana+1@bücher.example', 'ana+promo@xn--bcher-kva.example', 'ana+@bücher.example']) {
+      expect(links.addressKey(variant)).toBe(key);
+    }
+    // Gmail ignores dots in the local part.
+    expect(links.addressKey('a.n.a+x@googlemail.com')).toBe(links.addressKey('ana@gmail.com'));
+    expect(links.addressKey('ana.b@example.com')).not.toBe(links.addressKey('anab@example.com'));
+    expect(links.addressKey('+ana@example.com')).not.toBe(links.addressKey('@example.com'));
+  });
 });

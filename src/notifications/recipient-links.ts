@@ -1,4 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { domainToASCII } from 'node:url';
 import { Inject, Injectable } from '@nestjs/common';
 import { AppConfig } from '../config/config.js';
 import { APP_CONFIG } from '../config/config.module.js';
@@ -62,14 +63,31 @@ export class RecipientLinks {
     return UUID.test(id) && timingSafeEqual(raw.subarray(16), this.unsubscribeMac(id)) ? id : undefined;
   }
 
-  /** The counter key of an address's confirmation e-mails in the shared rate-limit store. */
+  /** The counter key of an address's confirmation e-mails in the shared rate-limit store: one per mailbox (mailboxOf). */
   addressKey(folded: string): string {
-    return this.box.mac(folded, 'notification_confirmation_limit').toString('base64url');
+    return this.box.mac(mailboxOf(folded), 'notification_confirmation_limit').toString('base64url');
   }
 
   private unsubscribeMac(recipientId: string): Buffer {
     return this.box.mac(recipientId, 'notification_unsubscribe');
   }
+}
+
+const GMAIL = new Set(['gmail.com', 'googlemail.com']);
+
+/**
+ * The mailbox a folded address reaches, for the daily cap: its sub-address (`+tag`) dropped, its domain in ASCII
+ * (punycode), and Gmail's dots and domains taken as one. Each variant is another recipient, but not three more
+ * e-mails a day to the same person.
+ */
+function mailboxOf(folded: string): string {
+  const at = folded.lastIndexOf('@');
+  let local = folded.slice(0, at);
+  let domain = domainToASCII(folded.slice(at + 1)) || folded.slice(at + 1);
+  const plus = local.indexOf('+');
+  if (plus > 0) local = local.slice(0, plus);
+  if (GMAIL.has(domain)) [local, domain] = [local.replaceAll('.', ''), 'gmail.com'];
+  return `${local}@${domain}`;
 }
 
 /** What the row keeps of a confirmation token. */
