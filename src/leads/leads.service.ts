@@ -64,7 +64,8 @@ export class LeadsService implements OnModuleInit {
   }
 
   private async store(id: string, lead: NormalisedLead, caller: Caller, channel: LeadChannel, evidence: LeadEvidence): Promise<LeadReceipt> {
-    const { verdict, reasons } = await this.screening.judge(lead, caller, evidence);
+    const judged = this.screening.judge(lead, caller, evidence);
+    const { verdict, reasons } = judged instanceof Promise ? await judged : judged;
     const receivedAt = new Date();
     const sha256 = lead.consent_text === undefined ? null : consentTextSha256(lead.consent_text);
     const row: Lead = {

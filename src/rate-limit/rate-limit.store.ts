@@ -97,6 +97,14 @@ export class RateLimitStore implements ThrottlerStorage, OnModuleInit, OnModuleD
     return (await this.incrementAll([{ key, ttl }]))[0];
   }
 
+  /**
+   * Bumps a counter at once when counters live in this process (no REDIS_URL); undefined when Redis is configured,
+   * which only incrementAll asks. For a caller that would otherwise wait on nothing (screening's burst rule).
+   */
+  incrementHere(key: string, ttl: number): ThrottlerStorageRecord | undefined {
+    return this.redis ? undefined : this.incrementInMemory(key, ttl);
+  }
+
   /** Bumps every counter at once (one Redis round trip), in the order given. */
   async incrementAll(charges: Charge[]): Promise<ThrottlerStorageRecord[]> {
     if (this.redis && this.redis.status === 'ready') {

@@ -1,4 +1,5 @@
 import type { Request } from 'express';
+import { clientIp } from '../request/client-ip.js';
 import { captchaEvidenceOf, evidenceOf } from './lead-evidence.js';
 
 const request = (ip: string | undefined, remoteAddress: string, headers: Record<string, string> = {}) =>
@@ -13,6 +14,15 @@ describe('evidenceOf', () => {
       formToken: undefined,
       formTrap: '',
     });
+  });
+
+  it('reads Express’s req.ip once for the rate limiter’s client address and for the evidence', () => {
+    let reads = 0;
+    const req = { socket: { remoteAddress: '10.0.0.1' }, headers: {} } as unknown as Request;
+    Object.defineProperty(req, 'ip', { get: () => (reads++, '203.0.113.7') });
+    expect(clientIp(req)).toBe('203.0.113.7');
+    expect(evidenceOf(req)).toMatchObject({ address: '203.0.113.7', remoteIp: '203.0.113.7' });
+    expect(reads).toBe(1);
   });
 
   it('sends siteverify only a plain address: a forwarded entry that is not one gives way to the socket’s, as for rate limits', () => {

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import type { Request } from 'express';
-import { clientIp } from '../request/client-ip.js';
+import { clientIp, forwardedIp } from '../request/client-ip.js';
 
 /** The request headers that carry evidence: a browser page must be allowed to send them cross-origin (CORS). */
 export const SCREENING_HEADERS = ['Captcha-Token', 'Form-Token', 'Form-Trap'] as const;
@@ -25,7 +25,9 @@ export interface LeadEvidence {
 export function evidenceOf(req: Request): LeadEvidence {
   const headers = req.headers;
   return {
-    ...captchaEvidenceOf(req),
+    address: clientIp(req),
+    remoteIp: remoteIpOf(req),
+    captchaToken: present(headers['captcha-token']),
     formToken: present(headers['form-token']),
     // Empty is what the form script sends for a trap left alone: present, and not filled.
     formTrap: headers['form-trap'] === undefined ? undefined : String(headers['form-trap']),
@@ -42,11 +44,12 @@ export function captchaEvidenceOf(req: Request): LeadEvidence {
  * as for clientIp, only a plain address is trusted, else the socket's. IPv4-mapped IPv6 as the IPv4 address.
  */
 function remoteIpOf(req: Request): string | undefined {
-  for (const address of [req.ip, req.socket?.remoteAddress]) {
-    if (!address || !isIP(address) || address.includes('%')) continue;
-    return address.startsWith('::ffff:') && isIP(address.slice(7)) === 4 ? address.slice(7) : address;
-  }
-  return undefined;
+  return plainIp(forwardedIp(req)) ?? plainIp(req.socket?.remoteAddress);
+}
+
+function plainIp(address: string | undefined): string | undefined {
+  if (!address || !isIP(address) || address.includes('%')) return undefined;
+  return address.startsWith('::ffff:') && isIP(address.slice(7)) === 4 ? address.slice(7) : address;
 }
 
 /** An empty header field is no token. */

@@ -178,6 +178,15 @@ describe('ScreeningService', () => {
     expect(await service.judge({ ...lead, telefone: '+55 11 3333-4444' }, ANONYMOUS, FROM())).toEqual({ verdict: 'held', reasons: ['duplicate_burst'] });
   });
 
+  it('gives the verdict at once when nothing waits (no provider, no Form-Token, counters in memory), else as a promise', async () => {
+    const service = screening();
+    expect(service.judge(REAL_LEADS[0], ANONYMOUS, FROM())).toEqual({ verdict: 'accepted', reasons: [] });
+    const withToken = service.judge(REAL_LEADS[0], ANONYMOUS, FROM(undefined, { formToken: 't' }));
+    expect(withToken).toBeInstanceOf(Promise);
+    expect(await withToken).toEqual({ verdict: 'accepted', reasons: [] });
+    expect(screening(WITH_CAPTCHA).judge(REAL_LEADS[0], ANONYMOUS, FROM())).toBeInstanceOf(Promise);
+  });
+
   it('switches each rule off by SCREENING_RULES', async () => {
     const junk: NormalisedLead = { nome: '<b>=HYPERLINK("x")</b>', email: 'a@mailinator.com', mensagem: 'http://a http://b http://c' };
     const evidence = FROM(undefined, { formTrap: 'x', formToken: 't' });

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { domainToASCII } from 'node:url';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { disposableEmailBlocklistSet } from 'disposable-email-domains-js';
@@ -55,7 +55,12 @@ export class ScreeningService {
     this.disposable = this.rules.has('disposable_email') ? (disposableDomains ??= disposableEmailBlocklistSet()) : new Set();
   }
 
-  async judge(lead: NormalisedLead, caller: Caller, evidence: LeadEvidence): Promise<Screening> {
+  /**
+   * The verdict, at once when nothing in it waits (no captcha provider, no Form-Token, no REDIS_URL): no promise, no
+   * microtask. With the one-shot hash below, judge went from 5.5 to 3.6 µs of CPU a lead and garbage collection from 8.2
+   * to 5.7 µs in profiles (bench/RESULTS.md, issue 33).
+   */
+  judge(lead: NormalisedLead, caller: Caller, evidence: LeadEvidence): Screening | Promise<Screening> {
     const rules = this.rules;
     const reasons: ScreeningReason[] = [];
     if (rules.has('honeypot') && evidence.formTrap) reasons.push('honeypot');
@@ -73,11 +78,17 @@ export class ScreeningService {
     // with the form's trap field but no token claims to come from the form without proving it.
     if (rules.has('form_token') && evidence.formToken !== undefined) pending.push(this.formTokenReason(evidence.formToken));
     else if (rules.has('form_token') && evidence.formTrap !== undefined) reasons.push('form_token_invalid');
-    if (rules.has('duplicate_burst')) pending.push(this.burstReason(lead, evidence.address));
-    for (const reason of pending.length === 1 ? [await pending[0]] : await Promise.all(pending)) if (reason) reasons.push(reason);
-
-    if (reasons.length > 1) reasons.sort((a, b) => CATALOGUE_ORDER.get(a)! - CATALOGUE_ORDER.get(b)!);
-    return { verdict: verdictOf(reasons), reasons };
+    if (rules.has('duplicate_burst')) {
+      const key = burstKey(lead, evidence.address);
+      const counted = this.counters.incrementHere(key, BURST_WINDOW_MS);
+      if (counted === undefined) pending.push(this.burstReason(key));
+      else if (counted.totalHits > BURST_LIMIT) reasons.push('duplicate_burst');
+    }
+    if (pending.length === 0) return screeningOf(reasons);
+    return Promise.all(pending).then((found) => {
+      for (const reason of found) if (reason) reasons.push(reason);
+      return screeningOf(reasons);
+    });
   }
 
   /**
@@ -115,14 +126,8 @@ export class ScreeningService {
     }
   }
 
-  /**
-   * The same (nome, email, mensagem) from one address, counted in the shared rate-limit store (Redis with REDIS_URL,
-   * so every instance adds to one count; this process's memory otherwise). The key is a hash: no address or e-mail in it.
-   */
-  private async burstReason(lead: NormalisedLead, address: string): Promise<ScreeningReason | undefined> {
-    const key = `screening-burst:${createHash('sha256')
-      .update(JSON.stringify([address, lead.nome, lead.email, lead.mensagem ?? null]))
-      .digest('base64url')}`;
+  /** The burst rule's count in Redis (REDIS_URL): every instance adds to one count. */
+  private async burstReason(key: string): Promise<ScreeningReason | undefined> {
     try {
       const { totalHits } = await this.counters.increment(key, BURST_WINDOW_MS);
       return totalHits > BURST_LIMIT ? 'duplicate_burst' : undefined;
@@ -131,4 +136,18 @@ export class ScreeningService {
       return undefined;
     }
   }
+}
+
+function screeningOf(reasons: ScreeningReason[]): Screening {
+  if (reasons.length > 1) reasons.sort((a, b) => CATALOGUE_ORDER.get(a)! - CATALOGUE_ORDER.get(b)!);
+  return { verdict: verdictOf(reasons), reasons };
+}
+
+/**
+ * The burst rule's counter: the same (nome, email, mensagem) from one address, in the shared rate-limit store (Redis
+ * with REDIS_URL, this process's memory otherwise). A hash: no address or e-mail in the key. One-shot `hash` rather
+ * than createHash: 0.75 against 1.1 µs a key here.
+ */
+function burstKey(lead: NormalisedLead, address: string): string {
+  return `screening-burst:${hash('sha256', JSON.stringify([address, lead.nome, lead.email, lead.mensagem ?? null]), 'base64url')}`;
 }
