@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -22,3 +22,17 @@ export const PACKAGE_ROOT = findPackageRoot();
 
 /** A file of the package (its sources, dist/, package.json) by its path from the package's folder. */
 export const packagePath = (path: string): string => join(PACKAGE_ROOT, path);
+
+/**
+ * The text of a package folder's files with this extension, by file name, in name order: read from src/ under Jest,
+ * tsc's dist/src and `npm run start:dev`. The release build replaces the module that calls this with one holding the
+ * very same files (scripts/release/bundle.mjs), since the image has no src/.
+ */
+export function packageFiles(folder: string, extension: string): Readonly<Record<string, string>> {
+  return Object.fromEntries(
+    readdirSync(packagePath(folder))
+      .filter((name) => name.endsWith(extension))
+      .sort()
+      .map((name) => [name, readFileSync(packagePath(`${folder}/${name}`), 'utf8')]),
+  );
+}
