@@ -1,3 +1,4 @@
+import { applyDecorators } from '@nestjs/common';
 import { Transform } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength, ValidateBy } from 'class-validator';
 import { invalidQuery } from '../problem/app-error.js';
@@ -8,7 +9,7 @@ import { LeadFilter, MAX_PAGE_SIZE } from './lead-reader.service.js';
 import { CalendarDay, INSTANT_RANGE, parseDateTime, parseFullDate } from './rfc3339.js';
 
 /** Digits become a number for the range rules; anything else stays as sent, for IsInt to refuse. */
-export const integer = ({ value }: { value: unknown }) => (typeof value === 'string' && /^-?\d+$/.test(value) ? Number(value) : value);
+const integer = ({ value }: { value: unknown }) => (typeof value === 'string' && /^-?\d+$/.test(value) ? Number(value) : value);
 /** An RFC 3339 date-time becomes its instant, a full-date its CalendarDay; anything else stays as sent, to be refused. */
 const dateOrDateTime = ({ value }: { value: unknown }) => (typeof value === 'string' ? (parseDateTime(value) ?? parseFullDate(value) ?? value) : value);
 const isDateOrDateTime = (message: string) =>
@@ -18,7 +19,14 @@ const isDateOrDateTime = (message: string) =>
 const NO_CONTROLS = /^\P{Cc}*$/u;
 const noControls = (name: string) => Matches(NO_CONTROLS, { message: `${name} must not contain control characters.` });
 
-export const LIMIT = `limit must be an integer from 1 to ${MAX_PAGE_SIZE}.`;
+const LIMIT = `limit must be an integer from 1 to ${MAX_PAGE_SIZE}.`;
+
+/**
+ * An optional `limit` of a page: an integer from 1 to MAX_PAGE_SIZE (every paged list's query). In the order stacked
+ * decorators run, bottom up: the first failing rule names the problem's code.
+ */
+export const PageLimit = () =>
+  applyDecorators(Max(MAX_PAGE_SIZE, { message: LIMIT }), Min(1, { message: LIMIT }), IsInt({ message: LIMIT }), Transform(integer), IsOptional());
 const DATE_OR_DATE_TIME = (name: string, day: string) =>
   `${name} must be a date such as 2026-11-27 (${day} in the service's time zone) or an RFC 3339 date-time with a time zone, such as 2026-11-22T13:45:14Z or 2026-11-22T10:45:14-03:00.`;
 
@@ -70,12 +78,7 @@ function startOf(day: CalendarDay, timeZone: string): Date {
  * 400 invalid_query naming the parameter (src/body/validation.pipe.ts).
  */
 export class LeadListQuery extends LeadFilterQuery {
-  @IsOptional()
-  @Transform(integer)
-  @IsInt({ message: LIMIT })
-  @Min(1, { message: LIMIT })
-  @Max(MAX_PAGE_SIZE, { message: LIMIT })
-  limit?: number;
+  @PageLimit() limit?: number;
 
   @IsOptional() @IsString() cursor?: string;
 }

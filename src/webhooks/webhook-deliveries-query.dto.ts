@@ -1,16 +1,9 @@
-import { Transform } from 'class-transformer';
-import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
-import { integer, LIMIT } from '../leads/lead-list-query.dto.js';
-import { MAX_PAGE_SIZE } from '../leads/lead-reader.service.js';
+import { IsOptional, IsString, MaxLength } from 'class-validator';
+import { PageLimit } from '../leads/lead-list-query.dto.js';
 
 /** GET /api/v1/webhooks/{id}/deliveries: unknown, repeated or broken parameters are 400 invalid_query (the global pipe). */
 export class DeliveriesQuery {
-  @IsOptional()
-  @Transform(integer)
-  @IsInt({ message: LIMIT })
-  @Min(1, { message: LIMIT })
-  @Max(MAX_PAGE_SIZE, { message: LIMIT })
-  limit?: number;
+  @PageLimit() limit?: number;
 
   @IsOptional() @IsString() @MaxLength(80) cursor?: string;
 
