@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } f
 import { AppConfig } from '../config/config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { safeError } from '../logging/safe-error.js';
+import { PeriodicJob } from '../time/periodic-job.js';
 import { addCounts, ErasureCounts, ErasureSelection, LeadEraser, NO_ERASURE } from './lead-eraser.service.js';
 
 const DAY_MS = 86_400_000;
@@ -20,9 +21,9 @@ export class LeadRetention implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('Retention');
   private readonly days: number | null;
   private readonly spamDays: number;
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<ErasureCounts>;
-  private stopping = false;
+  private readonly job = new PeriodicJob<ErasureCounts>(RETENTION_INTERVAL_MS, (error) =>
+    this.logger.warn({ error: safeError(error) }, 'Lead retention run failed; retrying at the next'),
+  );
 
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
@@ -33,22 +34,16 @@ export class LeadRetention implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   onApplicationBootstrap(): void {
-    const tick = () =>
-      void this.run().catch((error: unknown) => this.logger.warn({ error: safeError(error) }, 'Lead retention run failed; retrying at the next'));
-    tick();
-    this.timer = setInterval(tick, RETENTION_INTERVAL_MS).unref();
+    this.job.start(() => this.run());
   }
 
-  async onModuleDestroy(): Promise<void> {
-    this.stopping = true;
-    clearInterval(this.timer);
-    await this.running?.catch(() => undefined);
+  onModuleDestroy(): Promise<void> {
+    return this.job.stop();
   }
 
   /** One run (or the run under way): erases every spam lead, then every lead, older than its retention period as of `now`. */
   run(now = Date.now()): Promise<ErasureCounts> {
-    this.running ??= this.erase(now).finally(() => (this.running = undefined));
-    return this.running;
+    return this.job.once(() => this.erase(now));
   }
 
   private async erase(now: number): Promise<ErasureCounts> {
@@ -60,7 +55,7 @@ export class LeadRetention implements OnApplicationBootstrap, OnModuleDestroy {
   private async eraseAll(selection: Extract<ErasureSelection, { receivedBefore: Date }>): Promise<ErasureCounts> {
     let counts = NO_ERASURE;
     let batches = 0;
-    while (!this.stopping) {
+    while (!this.job.stopping) {
       const batch = await this.eraser.eraseBatch(selection, 'retention');
       if (batch.leadIds.length === 0) break;
       counts = addCounts(counts, batch.counts);

@@ -2,6 +2,7 @@ import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@ne
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { safeError } from '../logging/safe-error.js';
+import { PeriodicJob } from '../time/periodic-job.js';
 
 /** Rows deleted per statement: one short transaction each, the event loop free between them (decision 0032's size). */
 export const SPENT_PURGE_BATCH = 100;
@@ -20,9 +21,9 @@ export class SpentFormTokens implements OnApplicationBootstrap, OnModuleDestroy 
   private readonly spendSql: string;
   private readonly purgeSql: string;
   private readonly postgres: boolean;
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<number>;
-  private stopping = false;
+  private readonly job = new PeriodicJob<number>(SPENT_PURGE_INTERVAL_MS, (error) =>
+    this.logger.warn({ error: safeError(error) }, 'Spent form token purge failed; retrying at the next'),
+  );
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {
     this.postgres = dataSource.options.type === 'postgres';
@@ -40,27 +41,21 @@ export class SpentFormTokens implements OnApplicationBootstrap, OnModuleDestroy 
   }
 
   onApplicationBootstrap(): void {
-    const tick = () =>
-      void this.purge().catch((error: unknown) => this.logger.warn({ error: safeError(error) }, 'Spent form token purge failed; retrying at the next'));
-    tick();
-    this.timer = setInterval(tick, SPENT_PURGE_INTERVAL_MS).unref();
+    this.job.start(() => this.purge());
   }
 
-  async onModuleDestroy(): Promise<void> {
-    this.stopping = true;
-    clearInterval(this.timer);
-    await this.running?.catch(() => undefined);
+  onModuleDestroy(): Promise<void> {
+    return this.job.stop();
   }
 
   /** One purge (or the one under way): deletes every row expired as of `now`; answers how many. */
   purge(now = Date.now()): Promise<number> {
-    this.running ??= this.purgeBatches(now).finally(() => (this.running = undefined));
-    return this.running;
+    return this.job.once(() => this.purgeBatches(now));
   }
 
   private async purgeBatches(now: number): Promise<number> {
     let purged = 0;
-    while (!this.stopping) {
+    while (!this.job.stopping) {
       const result = (await this.dataSource.query(this.purgeSql, [now])) as unknown[];
       // TypeORM answers a DELETE … RETURNING on PostgreSQL as [rows, count].
       const deleted = this.postgres ? (result[1] as number) : result.length;

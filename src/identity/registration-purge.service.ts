@@ -2,6 +2,7 @@ import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@ne
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { safeError } from '../logging/safe-error.js';
+import { PeriodicJob } from '../time/periodic-job.js';
 import { AgentRegistration } from './agent-registration.entity.js';
 
 /** Registrations deleted per statement: one short transaction each, the event loop free between them. */
@@ -20,9 +21,9 @@ export const PURGE_INTERVAL_MS = 3_600_000;
 export class RegistrationPurge implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('RegistrationPurge');
   private readonly sql: string;
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<number>;
-  private stopping = false;
+  private readonly job = new PeriodicJob<number>(PURGE_INTERVAL_MS, (error) =>
+    this.logger.warn({ error: safeError(error) }, 'Registration purge failed; retrying at the next'),
+  );
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {
     const pg = dataSource.options.type === 'postgres';
@@ -32,29 +33,23 @@ export class RegistrationPurge implements OnApplicationBootstrap, OnModuleDestro
   }
 
   onApplicationBootstrap(): void {
-    const tick = () =>
-      void this.run().catch((error: unknown) => this.logger.warn({ error: safeError(error) }, 'Registration purge failed; retrying at the next'));
-    tick();
-    this.timer = setInterval(tick, PURGE_INTERVAL_MS).unref();
+    this.job.start(() => this.run());
   }
 
-  async onModuleDestroy(): Promise<void> {
-    this.stopping = true;
-    clearInterval(this.timer);
-    await this.running?.catch(() => undefined);
+  onModuleDestroy(): Promise<void> {
+    return this.job.stop();
   }
 
   /** One run (or the run under way): deletes every registration expired as of `now`; answers how many. */
   run(now = new Date()): Promise<number> {
-    this.running ??= this.purge(now).finally(() => (this.running = undefined));
-    return this.running;
+    return this.job.once(() => this.purge(now));
   }
 
   private async purge(now: Date): Promise<number> {
     const column = this.dataSource.getMetadata(AgentRegistration).findColumnWithPropertyName('expiresAt')!;
     const before = this.dataSource.driver.preparePersistentValue(now, column);
     let purged = 0;
-    while (!this.stopping) {
+    while (!this.job.stopping) {
       const result = (await this.dataSource.query(this.sql, [before])) as unknown[];
       // TypeORM answers a DELETE … RETURNING on PostgreSQL as [rows, count].
       const deleted = this.dataSource.options.type === 'postgres' ? (result[1] as number) : result.length;

@@ -3,6 +3,7 @@ import { AppConfig } from '../../config/config.js';
 import { APP_CONFIG } from '../../config/config.module.js';
 import { LeadReader } from '../../leads/lead-reader.service.js';
 import { safeError } from '../../logging/safe-error.js';
+import { PeriodicJob } from '../../time/periodic-job.js';
 import { Outbox } from '../../outbox/outbox.service.js';
 import { NotificationRecipientsStore } from '../notification-recipients.store.js';
 import { DigestDay, digestDayAt } from './digest-day.js';
@@ -31,11 +32,11 @@ export interface DigestData {
 @Injectable()
 export class NotificationDigestScheduler implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('Digest');
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<number>;
+  private readonly job = new PeriodicJob<number>(DIGEST_TICK_MS, (error) =>
+    this.logger.warn({ error: safeError(error) }, 'Daily digest failed; retrying at the next tick'),
+  );
   /** The last day this instance finished: after that, a tick is a clock reading only. */
   private doneDay?: string;
-  private stopping = false;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -46,24 +47,18 @@ export class NotificationDigestScheduler implements OnApplicationBootstrap, OnMo
   ) {}
 
   onApplicationBootstrap(): void {
-    const tick = () =>
-      void this.tick().catch((error: unknown) => this.logger.warn({ error: safeError(error) }, 'Daily digest failed; retrying at the next tick'));
-    tick();
-    this.timer = setInterval(tick, DIGEST_TICK_MS).unref();
+    this.job.start(() => this.tick());
   }
 
-  async onModuleDestroy(): Promise<void> {
-    this.stopping = true;
-    clearInterval(this.timer);
-    await this.running?.catch(() => undefined);
+  onModuleDestroy(): Promise<void> {
+    return this.job.stop();
   }
 
   /** One look at the clock as of `now`: writes the digests due and not yet written; returns how many this call wrote. */
   tick(now = Date.now()): Promise<number> {
     const due = digestDayAt(now, this.config.timeZone, this.config.notifyDigestAt);
     if (now < due.dueAt || this.doneDay === due.day) return Promise.resolve(0);
-    this.running ??= this.write(due, now).finally(() => (this.running = undefined));
-    return this.running;
+    return this.job.once(() => this.write(due, now));
   }
 
   private async write(due: DigestDay, now: number): Promise<number> {
@@ -73,7 +68,7 @@ export class NotificationDigestScheduler implements OnApplicationBootstrap, OnMo
     if (accepted > 0 || awaitingReview > 0) {
       const data: DigestData = { day: due.day, since: due.since.toISOString(), until: due.until.toISOString() };
       // In keyset batches of recipients, each in its own transaction, with a turn of the event loop between them.
-      for (let after = ''; !this.stopping; ) {
+      for (let after = ''; !this.job.stopping;) {
         const batch = await this.store.transactions.run(() => this.claimAndPublish(due.day, data, after, now));
         written += batch.claimed;
         if (batch.claimed) this.outbox.wake();
@@ -86,7 +81,7 @@ export class NotificationDigestScheduler implements OnApplicationBootstrap, OnMo
     } else {
       this.logger.debug({ day: due.day }, 'Daily digest: nothing to say');
     }
-    if (!this.stopping) {
+    if (!this.job.stopping) {
       this.doneDay = due.day;
       await this.store.prune(due.day);
     }

@@ -108,7 +108,13 @@ describe.each(kinds)('the daily digest on %s', (kind) => {
     const dataSource = await connect();
     const outboxStore = new OutboxStore(dataSource);
     const outbox = { publish: outboxStore.publish.bind(outboxStore), wake: () => undefined } as unknown as Outbox;
-    return new NotificationDigestScheduler(config, new NotificationDigestStore(dataSource), outbox, new LeadReader(dataSource), new NotificationRecipientsStore(dataSource));
+    return new NotificationDigestScheduler(
+      config,
+      new NotificationDigestStore(dataSource),
+      outbox,
+      new LeadReader(dataSource),
+      new NotificationRecipientsStore(dataSource),
+    );
   }
 
   beforeAll(async () => {
