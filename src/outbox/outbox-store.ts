@@ -165,6 +165,12 @@ export class OutboxStore {
     }));
   }
 
+  /** The ids of the channel's subscribers that get deliveries now (a small table: its endpoints, its recipients). */
+  async enabledSubscribers(channel: Channel): Promise<string[]> {
+    const { table, enabled } = channel.subscribers;
+    return (await this.query<{ id: string }>(`SELECT e.id FROM ${table} e WHERE ${enabled('e')}`)).map((row) => row.id);
+  }
+
   /** Gives back leases this owner holds (a clean shutdown; on SQLite, the leases of a process that died). */
   async releaseLeases(owner?: string): Promise<void> {
     await this.query(

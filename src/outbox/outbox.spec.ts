@@ -230,6 +230,39 @@ describe.each(kinds)('the outbox on %s', (kind) => {
       expect((await attemptLog()).map((row) => row.outcome)).toEqual(['succeeded', 'succeeded', 'succeeded', 'succeeded']);
     });
 
+    it('leases nothing for a channel while every subscriber of it is busy here, and goes on when one has room', async () => {
+      const channel = new ScriptedChannel(dataSource, [1000], 60_000);
+      const release: (() => void)[] = [];
+      let released = false;
+      const only = await subscriber(['lead.received']);
+      channel.scripts.set(only, () =>
+        released ? { kind: 'succeeded', ...DETAIL } : new Promise((resolve) => release.push(() => resolve({ kind: 'succeeded', ...DETAIL }))),
+      );
+      for (let i = 0; i < 10; i++) await publish('lead.received');
+      const claims = jest.spyOn(store, 'claim');
+      try {
+        await run(channel);
+        await until(
+          async () => release.length,
+          (n) => n >= channel.subscriberConcurrency,
+        );
+        const before = claims.mock.calls.length;
+        for (let i = 0; i < 5; i++) {
+          worker!.wake();
+          await new Promise((resolve) => setTimeout(resolve, 30));
+        }
+        expect(claims.mock.calls.length).toBe(before);
+        released = true;
+        for (const done of release.splice(0)) done();
+        const rows = await until(deliveries, (rows) => rows.length === 10 && rows.every((row) => row.state === 'delivered'));
+        expect(rows.map((row) => Number(row.attempts))).toEqual(Array(10).fill(1));
+      } finally {
+        released = true;
+        for (const done of release) done();
+        claims.mockRestore();
+      }
+    });
+
     it("retries on the channel's schedule, and no sooner than the channel asks", async () => {
       const channel = new ScriptedChannel(dataSource, [10_000, 20_000], 3_600_000);
       const scheduled = await subscriber(['lead.received']);
