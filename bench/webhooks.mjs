@@ -1,7 +1,7 @@
 // Webhook benchmark (issue 21, docs/decisions/0027-webhooks-outbox.md). Not part of CI.
 // Usage (after `npm run build`; `npm run bench:webhooks -- …` builds when stale):
 //   node bench/webhooks.mjs [--quick] [--rounds 3] [--duration 10] [--connections 50] [--warmup 1]
-//                           [--rate 500] [--seconds 30] [--databases sqlite,postgres] [--drain-timeout 60]
+//                           [--rate 500] [--seconds 30] [--databases sqlite,postgres] [--drain-timeout 60] [--service FILE]
 // On SQLite, then on PostgreSQL when TEST_DATABASE_URL is set (each service start gets a fresh schema, dropped after).
 // The service runs pinned to CPU 0 (bench/support.mjs), with WEBHOOKS_ALLOW_PRIVATE=true and a fixed SECRETS_KEY; this
 // process (autocannon, the paced client) and the receiver (bench/webhook-receiver.mjs, a worker thread on 127.0.0.1
@@ -16,17 +16,17 @@
 //    p50/p95/p99/max (target p99 ≤ 250 ms); and the drain: how long after the last 201 the last webhook arrived, and
 //    when GET /api/v1/health first reported webhooks.pending 0 with everything arrived (target ≤ 5 s).
 // --only intake or --only delivery runs one part (for profiling: SERVICE_NODE_ARGS, see bench/support.mjs).
+// --service FILE: another build's dist/server.mjs (and its clients command beside it), for a before/after comparison.
 // --quick: 1 round of 5 s intake, 5 s of delivery; to check that a run works, not to quote.
 // Prints a Markdown section for bench/RESULTS.md on stdout; progress on stderr.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { Agent, request } from 'node:http';
 import { cpus, loadavg } from 'node:os';
+import { dirname, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { clearInterval, setInterval, setTimeout } from 'node:timers';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Worker } from 'node:worker_threads';
-import autocannon from 'autocannon';
-import { LEAD, freshDatabase, hasTaskset, median, memory, operatorToken, percentile, ROOT, startService } from './support.mjs';
+import { LEAD, freshService, hasTaskset, median, memory, operatorToken, outboxPending, percentile, runLoad, SERVICE, startWorker } from './support.mjs';
 
 const LEAD_BODY = JSON.stringify(LEAD);
 const JSON_HEADERS = { 'content-type': 'application/json' };
@@ -47,6 +47,7 @@ function parseArgs(argv) {
     databases: process.env.TEST_DATABASE_URL ? ['sqlite', 'postgres'] : ['sqlite'],
     drainTimeout: 60,
     only: ['intake', 'delivery'],
+    service: SERVICE,
   };
   const given = new Set();
   for (let i = 0; i < argv.length; i++) {
@@ -68,6 +69,7 @@ function parseArgs(argv) {
     else if (flag === '--drain-timeout') options.drainTimeout = number(1);
     else if (flag === '--databases') options.databases = value().split(',');
     else if (flag === '--only') options.only = value().split(',');
+    else if (flag === '--service') options.service = resolve(value());
     else throw new Error(`Unknown option ${argv[i]}; see the head of bench/webhooks.mjs`);
   }
   if (options.quick) {
@@ -91,72 +93,45 @@ const log = (text) => console.error(text);
 // The receiver, the database, the service
 
 async function startReceiver() {
-  const worker = new Worker(new URL('./webhook-receiver.mjs', import.meta.url));
-  const [{ port }] = await new Promise((resolve, reject) => {
-    worker.once('message', (message) => resolve([message]));
-    worker.once('error', reject);
-  });
+  const worker = await startWorker('./webhook-receiver.mjs');
   return {
-    url: `http://127.0.0.1:${port}/hook`,
+    url: `http://127.0.0.1:${worker.port}/hook`,
     /** What arrived since the last take: { ids, ats, others }. */
-    take: () =>
-      new Promise((resolve) => {
-        worker.once('message', resolve);
-        worker.postMessage('take');
-      }),
-    close: () => worker.terminate(),
+    take: () => worker.ask('take'),
+    close: worker.close,
   };
 }
 
 /** A fresh service on a fresh database; with `receiver`, one enabled endpoint for it (all events). */
-async function serviceFor(kind, receiver) {
-  const database = await freshDatabase(kind, 'webhooks');
-  let service;
-  try {
-    service = await startService(database.dataDir, { ...database.env, WEBHOOKS_ALLOW_PRIVATE: 'true', SECRETS_KEY });
-    if (receiver) {
-      const token = await operatorToken(service, 'bench webhooks', 'webhooks:manage');
-      const res = await fetch(`${service.base}/api/v1/webhooks`, {
-        method: 'POST',
-        headers: { ...JSON_HEADERS, authorization: `Bearer ${token}` },
-        body: JSON.stringify({ url: receiver.url, description: 'bench/webhooks.mjs' }),
-      });
-      const body = await res.json();
-      if (res.status !== 201 || body.status !== 'enabled') throw new Error(`POST /api/v1/webhooks answered ${res.status}: ${JSON.stringify(body)}`);
-    }
-    const sample = await fetch(`${service.base}/api/v1/lead`, { method: 'POST', headers: JSON_HEADERS, body: LEAD_BODY });
-    const lead = await sample.json();
-    if (sample.status !== 201 || typeof lead.id !== 'string') throw new Error(`a sample lead answered ${sample.status}: ${JSON.stringify(lead)}`);
-  } catch (error) {
-    await service?.stop();
-    await database.drop();
-    throw error;
-  }
-  return {
-    ...service,
-    stop: async () => {
-      await service.stop();
-      await database.drop();
+function serviceFor(kind, receiver, script) {
+  return freshService(
+    kind,
+    'webhooks',
+    { WEBHOOKS_ALLOW_PRIVATE: 'true', SECRETS_KEY },
+    {
+      script,
+      prepare: async (service) => {
+        if (!receiver) return;
+        const token = await operatorToken(service, 'bench webhooks', 'webhooks:manage');
+        const res = await fetch(`${service.base}/api/v1/webhooks`, {
+          method: 'POST',
+          headers: { ...JSON_HEADERS, authorization: `Bearer ${token}` },
+          body: JSON.stringify({ url: receiver.url, description: 'bench/webhooks.mjs' }),
+        });
+        const body = await res.json();
+        if (res.status !== 201 || body.status !== 'enabled') throw new Error(`POST /api/v1/webhooks answered ${res.status}: ${JSON.stringify(body)}`);
+      },
     },
-  };
+  );
 }
 
-async function backlog(service) {
-  const res = await fetch(`${service.base}/api/v1/health`);
-  const body = await res.json();
-  if (!body.webhooks) throw new Error(`health has no webhook backlog: ${res.status} ${JSON.stringify(body)}`);
-  return body.webhooks.pending;
-}
+const backlog = outboxPending;
 
 // ---------------------------------------------------------------------------------------------------------------
 // 1. Intake with and without an endpoint
 
-function runLoad(options) {
-  return new Promise((done, fail) => autocannon(options, (error, result) => (error ? fail(error) : done(result))));
-}
-
 async function intake(kind, withEndpoint, receiver, opts) {
-  const service = await serviceFor(kind, withEndpoint ? receiver : undefined);
+  const service = await serviceFor(kind, withEndpoint ? receiver : undefined, opts.service);
   try {
     const load = { url: `${service.base}/api/v1/lead`, method: 'POST', headers: JSON_HEADERS, body: LEAD_BODY, connections: opts.connections };
     if (opts.warmup > 0) await runLoad({ ...load, duration: opts.warmup });
@@ -316,7 +291,7 @@ async function drain(service, receiver, ids, timeoutMs, arrivals = new Map()) {
 }
 
 async function delivery(kind, receiver, opts) {
-  const service = await serviceFor(kind, receiver);
+  const service = await serviceFor(kind, receiver, opts.service);
   try {
     const warm = await paced(service, opts.rate, WARMUP_SECONDS);
     const warmDrain = await drain(
@@ -382,7 +357,8 @@ const LABEL = { sqlite: 'SQLite', postgres: 'PostgreSQL' };
 const f = (value, digits = 0) => (Number.isFinite(value) ? value.toFixed(digits) : '–');
 
 function report(results, opts, started) {
-  const gitRev = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
+  // the commit of the service's tree (another build's with --service)
+  const gitRev = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: resolve(dirname(opts.service), '..'), encoding: 'utf8' }).trim();
   const args = process.argv.slice(2).join(' ');
   const lines = [
     `## Webhooks (issue 21), \`bench/webhooks.mjs\`, ${new Date().toISOString().slice(0, 10)}`,
