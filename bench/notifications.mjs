@@ -7,10 +7,11 @@
 // sink share the other core.
 // Intake by the paired method of bench/RESULTS.md ("Method"): in each of --rounds pairs, a fresh service with one
 // confirmed immediate recipient and a fresh service with none (both with SMTP_URL), alternating which goes first;
-// each side POST /api/v1/lead with autocannon (each lead's mensagem different, so that screening holds none), --warmup seconds unmeasured then --duration seconds measured, its CPU
-// time per request from /proc. The recipient is made as a team would: an operator token with notifications:manage,
-// POST /api/v1/notification-recipients, then the confirmation e-mail read from the sink (mailparser), its link's page
-// fetched and the page's form posted with the token and the service's Origin. Reports each side's req/s, p99 and CPU
+// each side POST /api/v1/lead with autocannon (each lead different: bench/support.mjs, VARIED_LEAD_BODY), --warmup
+// seconds unmeasured then --duration seconds measured, its CPU time per request from /proc. The recipient is made as
+// a team would: an operator token with notifications:manage, POST /api/v1/notification-recipients, then the
+// confirmation e-mail read from the sink (mailparser), its link's page fetched and the page's form posted with the
+// token and the service's Origin. Reports each side's req/s, p99 and CPU
 // µs per request, and the median ratios one ÷ none (req/s; CPU: none's µs ÷ one's) with their spread, against --bar.
 // After the last pair's measured load with a recipient (after every pair's with --drain-all: each drain takes minutes,
 // as e-mail leaves at a few hundred a second and a pair leaves tens of thousands): the drain, until the sink holds one
@@ -27,7 +28,6 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { simpleParser } from 'mailparser';
 import {
-  LEAD,
   PAIRED,
   SERVICE,
   cpuMs,
@@ -39,12 +39,10 @@ import {
   runLoad,
   spread,
   startWorker,
+  VARIED_LEAD_BODY,
   verdict,
 } from './support.mjs';
 
-// Each lead of the load different ([<id>]: autocannon's idReplacement): screening holds a sixth identical lead from one
-// address (duplicate_burst), and a held lead is notified to nobody.
-const LEAD_BODY = JSON.stringify({ ...LEAD, mensagem: `${LEAD.mensagem} Pedido [<id>]` });
 const JSON_HEADERS = { 'content-type': 'application/json' };
 /** A fixed key (32 bytes, base64), as bench/webhooks.mjs. */
 const SECRETS_KEY = Buffer.alloc(32, 34).toString('base64');
@@ -183,7 +181,7 @@ async function side(withRecipient, drained, sink, opts) {
       url: `${service.base}/api/v1/lead`,
       method: 'POST',
       headers: JSON_HEADERS,
-      body: LEAD_BODY,
+      body: VARIED_LEAD_BODY,
       idReplacement: true,
       connections: opts.connections,
     };

@@ -222,6 +222,13 @@ export const LEAD = {
   origem: 'bench',
 };
 
+/**
+ * LEAD as a body that differs from lead to lead: autocannon's idReplacement fills [<id>] (or the caller does). Since
+ * issue 33, screening holds a sixth identical lead from one address (duplicate_burst), and a held lead is neither
+ * lead.received for webhooks nor notified by e-mail.
+ */
+export const VARIED_LEAD_BODY = JSON.stringify({ ...LEAD, mensagem: `${LEAD.mensagem} Pedido [<id>]` });
+
 export const FREQUENT_EMAIL = 'Cliente.Frequente@Example.com.br';
 export const SEED_START_MS = Date.UTC(2025, 0, 1);
 /** Leads are seeded 20 ms apart, from SEED_START_MS. */

@@ -3,9 +3,10 @@
 //   node bench/webhooks.mjs [--quick] [--rounds 3] [--duration 10] [--connections 50] [--warmup 1]
 //                           [--rate 500] [--seconds 30] [--databases sqlite,postgres] [--drain-timeout 60] [--service FILE]
 // On SQLite, then on PostgreSQL when TEST_DATABASE_URL is set (each service start gets a fresh schema, dropped after).
-// The service runs pinned to CPU 0 (bench/support.mjs), with WEBHOOKS_ALLOW_PRIVATE=true and a fixed SECRETS_KEY; this
-// process (autocannon, the paced client) and the receiver (bench/webhook-receiver.mjs, a worker thread on 127.0.0.1
-// that answers 200 at once) share the other core.
+// The service runs pinned to CPU 0 (bench/support.mjs), with WEBHOOKS_ALLOW_PRIVATE=true (and its _IN_PRODUCTION
+// consent, which NODE_ENV=production has asked for since issue 31) and a fixed SECRETS_KEY; this process
+// (autocannon, the paced client) and the receiver (bench/webhook-receiver.mjs, a worker thread on 127.0.0.1 that
+// answers 200 at once) share the other core.
 // 1. Intake: POST /api/v1/lead with autocannon, the load shape of bench/run.mjs (--connections, --warmup then
 //    --duration seconds), against a fresh service with one enabled endpoint (made with an operator token that has
 //    webhooks:manage) and against a fresh service with none, alternating which goes first in each of --rounds rounds.
@@ -26,9 +27,20 @@ import { dirname, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { clearInterval, setInterval, setTimeout } from 'node:timers';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { LEAD, freshService, hasTaskset, median, memory, operatorToken, outboxPending, percentile, runLoad, SERVICE, startWorker } from './support.mjs';
+import {
+  freshService,
+  hasTaskset,
+  median,
+  memory,
+  operatorToken,
+  outboxPending,
+  percentile,
+  runLoad,
+  SERVICE,
+  startWorker,
+  VARIED_LEAD_BODY,
+} from './support.mjs';
 
-const LEAD_BODY = JSON.stringify(LEAD);
 const JSON_HEADERS = { 'content-type': 'application/json' };
 /** A fixed key (32 bytes, base64), so that every service start of a run could read the others' secrets. */
 const SECRETS_KEY = Buffer.alloc(32, 21).toString('base64');
@@ -107,7 +119,7 @@ function serviceFor(kind, receiver, script) {
   return freshService(
     kind,
     'webhooks',
-    { WEBHOOKS_ALLOW_PRIVATE: 'true', SECRETS_KEY },
+    { WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOKS_ALLOW_PRIVATE_IN_PRODUCTION: 'true', SECRETS_KEY },
     {
       script,
       prepare: async (service) => {
@@ -133,7 +145,15 @@ const backlog = outboxPending;
 async function intake(kind, withEndpoint, receiver, opts) {
   const service = await serviceFor(kind, withEndpoint ? receiver : undefined, opts.service);
   try {
-    const load = { url: `${service.base}/api/v1/lead`, method: 'POST', headers: JSON_HEADERS, body: LEAD_BODY, connections: opts.connections };
+    // every lead different, so that screening holds none (bench/support.mjs, VARIED_LEAD_BODY)
+    const load = {
+      url: `${service.base}/api/v1/lead`,
+      method: 'POST',
+      headers: JSON_HEADERS,
+      body: VARIED_LEAD_BODY,
+      idReplacement: true,
+      connections: opts.connections,
+    };
     if (opts.warmup > 0) await runLoad({ ...load, duration: opts.warmup });
     await receiver.take();
     const result = await runLoad({ ...load, duration: opts.duration });
@@ -185,25 +205,21 @@ async function intakePairs(kind, receiver, opts) {
  * that the server had closed as idle meanwhile fails before the server read it; it is sent again on a new connection,
  * as Node's documentation advises (`retried` counts those).
  */
-function postLead(agent, base, counts) {
+function postLead(agent, base, counts, body) {
   return new Promise((done, fail) => {
-    const req = request(
-      `${base}/api/v1/lead`,
-      { method: 'POST', agent, headers: { ...JSON_HEADERS, 'content-length': Buffer.byteLength(LEAD_BODY) } },
-      (res) => {
-        const chunks = [];
-        res.on('data', (chunk) => chunks.push(chunk));
-        res.on('end', () => done({ status: res.statusCode, body: Buffer.concat(chunks).toString('utf8'), at: now() }));
-        res.on('error', fail);
-      },
-    );
+    const req = request(`${base}/api/v1/lead`, { method: 'POST', agent, headers: { ...JSON_HEADERS, 'content-length': Buffer.byteLength(body) } }, (res) => {
+      const chunks = [];
+      res.on('data', (chunk) => chunks.push(chunk));
+      res.on('end', () => done({ status: res.statusCode, body: Buffer.concat(chunks).toString('utf8'), at: now() }));
+      res.on('error', fail);
+    });
     req.on('error', (error) => {
       if (req.reusedSocket && error.code === 'ECONNRESET') {
         counts.retried++;
-        postLead(agent, base, counts).then(done, fail);
+        postLead(agent, base, counts, body).then(done, fail);
       } else fail(error);
     });
-    req.end(LEAD_BODY);
+    req.end(body);
   });
 }
 
@@ -217,6 +233,8 @@ async function paced(service, rate, seconds) {
   // and its intake latency, counted from its planned time, shows the wait.
   const agent = new Agent({ keepAlive: true, maxSockets: 200, scheduling: 'fifo' });
   const total = Math.round(rate * seconds);
+  // this run's leads differ from the warm-up's too
+  const started = Date.now();
   const interval = 1000 / rate;
   const leads = new Array(total);
   const start = now() + 20;
@@ -241,7 +259,7 @@ async function paced(service, rate, seconds) {
         const index = sent++;
         worstLateMs = Math.max(worstLateMs, t - (start + index * interval));
         answers.push(
-          postLead(agent, service.base, counts).then((res) => {
+          postLead(agent, service.base, counts, VARIED_LEAD_BODY.replace('[<id>]', `${started}-${index}`)).then((res) => {
             if (res.status !== 201) throw new Error(`a paced lead answered ${res.status}: ${res.body.slice(0, 300)}`);
             leads[index] = { id: JSON.parse(res.body).id, sentAt: start + index * interval, at: res.at };
           }),
