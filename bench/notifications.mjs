@@ -22,7 +22,6 @@
 // Prints a Markdown section for bench/RESULTS.md on stdout; progress on stderr.
 import { spawnSync } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
-import { resolve } from 'node:path';
 import { URLSearchParams } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -33,60 +32,38 @@ import {
   cpuMs,
   freshService,
   hasTaskset,
+  JSON_HEADERS,
+  leadLoad,
   median,
   operatorToken,
   outboxPending,
+  parseOptions,
   runLoad,
+  SECRETS_KEY,
   spread,
   startWorker,
-  VARIED_LEAD_BODY,
   verdict,
 } from './support.mjs';
 
-const JSON_HEADERS = { 'content-type': 'application/json' };
-/** A fixed key (32 bytes, base64), as bench/webhooks.mjs. */
-const SECRETS_KEY = Buffer.alloc(32, 34).toString('base64');
 const RECIPIENT = 'equipe.marketing@example.com';
 const POLL_MS = 100;
 
 function parseArgs(argv) {
-  const options = {
-    quick: false,
-    rounds: PAIRED.pairs,
-    duration: PAIRED.seconds,
-    warmup: PAIRED.warmup,
-    connections: 50,
-    bar: 0.8,
-    drainTimeout: 600,
-    drainAll: false,
-    service: SERVICE,
-  };
-  const given = new Set();
-  for (let i = 0; i < argv.length; i++) {
-    const [flag, inline] = argv[i].split('=', 2);
-    const value = () => inline ?? argv[++i];
-    const number = (min) => {
-      const n = Number(value());
-      if (!Number.isFinite(n) || n < min) throw new Error(`${flag} needs a number ≥ ${min}`);
-      return n;
-    };
-    given.add(flag);
-    if (flag === '--quick') options.quick = true;
-    else if (flag === '--rounds') options.rounds = number(1);
-    else if (flag === '--duration') options.duration = number(1);
-    else if (flag === '--warmup') options.warmup = number(0);
-    else if (flag === '--connections') options.connections = number(1);
-    else if (flag === '--bar') options.bar = number(0);
-    else if (flag === '--drain-timeout') options.drainTimeout = number(1);
-    else if (flag === '--drain-all') options.drainAll = true;
-    else if (flag === '--service') options.service = resolve(value());
-    else throw new Error(`Unknown option ${argv[i]}; see the head of bench/notifications.mjs`);
-  }
-  if (options.quick) {
-    if (!given.has('--rounds')) options.rounds = 1;
-    if (!given.has('--duration')) options.duration = 5;
-    if (!given.has('--warmup')) options.warmup = 1;
-  }
+  const options = parseOptions(
+    argv,
+    {
+      quick: false,
+      rounds: PAIRED.pairs,
+      duration: PAIRED.seconds,
+      warmup: PAIRED.warmup,
+      connections: 50,
+      bar: 0.8,
+      drainTimeout: 600,
+      drainAll: false,
+      service: SERVICE,
+    },
+    { script: 'bench/notifications.mjs', min: { warmup: 0, bar: 0 }, quick: { rounds: 1, duration: 5, warmup: 1 } },
+  );
   options.method = options.rounds >= PAIRED.pairs && options.duration >= PAIRED.seconds && options.warmup >= PAIRED.warmup;
   return options;
 }
@@ -177,14 +154,7 @@ async function side(withRecipient, drained, sink, opts) {
     { script: opts.service, prepare: withRecipient ? (s) => confirmedRecipient(s, sink) : undefined },
   );
   try {
-    const load = {
-      url: `${service.base}/api/v1/lead`,
-      method: 'POST',
-      headers: JSON_HEADERS,
-      body: VARIED_LEAD_BODY,
-      idReplacement: true,
-      connections: opts.connections,
-    };
+    const load = leadLoad(service, opts.connections);
     const warm = opts.warmup > 0 ? await runLoad({ ...load, duration: opts.warmup }) : { '2xx': 0 };
     const cpuBefore = cpuMs(service.pid);
     const result = await runLoad({ ...load, duration: opts.duration });

@@ -98,6 +98,41 @@ export async function runLoad(options) {
   return new Promise((done, fail) => autocannon(options, (error, result) => (error ? fail(error) : done(result))));
 }
 
+/**
+ * A bench's command line: `--flag value`, `--flag=value` or a bare switch, each flag the option of that name in camel
+ * case (--drain-timeout → drainTimeout) in a copy of `defaults`, whose type says how to read it: a number (≥ `min[name]`,
+ * 1 unless told), a boolean (a switch), an array (a comma-separated list), a string (a path, resolved). With `quick`
+ * (the --quick switch), the values of `quick` replace the defaults of the options not given. `script` names the bench
+ * for an unknown flag's message.
+ */
+export function parseOptions(argv, defaults, { script, min = {}, quick = {} }) {
+  const options = { ...defaults };
+  const given = new Set();
+  for (let i = 0; i < argv.length; i++) {
+    const [flag, inline] = argv[i].split('=', 2);
+    const name = flag.replace(/^--/, '').replace(/-(\w)/g, (_, c) => c.toUpperCase());
+    if (!flag.startsWith('--') || !(name in defaults)) throw new Error(`Unknown option ${argv[i]}; see the head of ${script}`);
+    given.add(name);
+    const kind = typeof defaults[name];
+    if (kind === 'boolean') {
+      options[name] = true;
+      continue;
+    }
+    const value = inline ?? argv[++i];
+    if (value === undefined) throw new Error(`${flag} needs a value`);
+    if (Array.isArray(defaults[name])) options[name] = value.split(',');
+    else if (kind === 'string') options[name] = resolve(value);
+    else {
+      const n = Number(value);
+      const least = min[name] ?? 1;
+      if (!Number.isFinite(n) || n < least) throw new Error(`${flag} needs a number ≥ ${least}`);
+      options[name] = n;
+    }
+  }
+  if (options.quick) for (const [name, value] of Object.entries(quick)) if (!given.has(name)) options[name] = value;
+  return options;
+}
+
 /** The paired method of bench/RESULTS.md ("Method"): at least this many pairs of this many seconds, after a warm-up. */
 export const PAIRED = { pairs: 5, seconds: 20, warmup: 3 };
 
@@ -142,6 +177,10 @@ export async function startWorker(file) {
   };
 }
 
+export const JSON_HEADERS = { 'content-type': 'application/json' };
+/** A fixed key (32 bytes, base64) for SECRETS_KEY, so that every service start of a run could read the others' secrets. */
+export const SECRETS_KEY = Buffer.alloc(32, 21).toString('base64');
+
 /**
  * A fresh service (`script`, dist/server.mjs by default) on a fresh database of `kind`, with `env` added; `prepare`
  * runs against it before one sample lead, which must answer 201. stop() stops it and drops the database.
@@ -152,7 +191,7 @@ export async function freshService(kind, label, env, { script = SERVICE, prepare
   try {
     service = await startService(database.dataDir, { ...database.env, ...env }, script);
     await prepare?.(service);
-    const sample = await fetch(`${service.base}/api/v1/lead`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(LEAD) });
+    const sample = await fetch(`${service.base}/api/v1/lead`, { method: 'POST', headers: JSON_HEADERS, body: JSON.stringify(LEAD) });
     const lead = await sample.json();
     if (sample.status !== 201 || typeof lead.id !== 'string') throw new Error(`a sample lead answered ${sample.status}: ${JSON.stringify(lead)}`);
   } catch (error) {
@@ -228,6 +267,11 @@ export const LEAD = {
  * lead.received for webhooks nor notified by e-mail.
  */
 export const VARIED_LEAD_BODY = JSON.stringify({ ...LEAD, mensagem: `${LEAD.mensagem} Pedido [<id>]` });
+
+/** autocannon's options for POST /api/v1/lead on `service`, every lead different (VARIED_LEAD_BODY). */
+export function leadLoad(service, connections) {
+  return { url: `${service.base}/api/v1/lead`, method: 'POST', headers: JSON_HEADERS, body: VARIED_LEAD_BODY, idReplacement: true, connections };
+}
 
 export const FREQUENT_EMAIL = 'Cliente.Frequente@Example.com.br';
 export const SEED_START_MS = Date.UTC(2025, 0, 1);

@@ -30,65 +30,42 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import {
   freshService,
   hasTaskset,
+  JSON_HEADERS,
+  leadLoad,
   median,
   memory,
   operatorToken,
   outboxPending,
+  parseOptions,
   percentile,
   runLoad,
+  SECRETS_KEY,
   SERVICE,
   startWorker,
   VARIED_LEAD_BODY,
 } from './support.mjs';
 
-const JSON_HEADERS = { 'content-type': 'application/json' };
-/** A fixed key (32 bytes, base64), so that every service start of a run could read the others' secrets. */
-const SECRETS_KEY = Buffer.alloc(32, 21).toString('base64');
 const WARMUP_SECONDS = 2;
 const POLL_MS = 50;
 
 function parseArgs(argv) {
-  const options = {
-    quick: false,
-    rounds: 3,
-    duration: 10,
-    connections: 50,
-    warmup: 1,
-    rate: 500,
-    seconds: 30,
-    databases: process.env.TEST_DATABASE_URL ? ['sqlite', 'postgres'] : ['sqlite'],
-    drainTimeout: 60,
-    only: ['intake', 'delivery'],
-    service: SERVICE,
-  };
-  const given = new Set();
-  for (let i = 0; i < argv.length; i++) {
-    const [flag, inline] = argv[i].split('=', 2);
-    const value = () => inline ?? argv[++i];
-    const number = (min) => {
-      const n = Number(value());
-      if (!Number.isFinite(n) || n < min) throw new Error(`${flag} needs a number ≥ ${min}`);
-      return n;
-    };
-    given.add(flag);
-    if (flag === '--quick') options.quick = true;
-    else if (flag === '--rounds') options.rounds = number(1);
-    else if (flag === '--duration') options.duration = number(1);
-    else if (flag === '--connections') options.connections = number(1);
-    else if (flag === '--warmup') options.warmup = number(0);
-    else if (flag === '--rate') options.rate = number(1);
-    else if (flag === '--seconds') options.seconds = number(1);
-    else if (flag === '--drain-timeout') options.drainTimeout = number(1);
-    else if (flag === '--databases') options.databases = value().split(',');
-    else if (flag === '--only') options.only = value().split(',');
-    else if (flag === '--service') options.service = resolve(value());
-    else throw new Error(`Unknown option ${argv[i]}; see the head of bench/webhooks.mjs`);
-  }
-  if (options.quick) {
-    if (!given.has('--rounds')) options.rounds = 1;
-    if (!given.has('--duration')) options.duration = 5;
-    if (!given.has('--seconds')) options.seconds = 5;
-  }
+  const options = parseOptions(
+    argv,
+    {
+      quick: false,
+      rounds: 3,
+      duration: 10,
+      connections: 50,
+      warmup: 1,
+      rate: 500,
+      seconds: 30,
+      databases: process.env.TEST_DATABASE_URL ? ['sqlite', 'postgres'] : ['sqlite'],
+      drainTimeout: 60,
+      only: ['intake', 'delivery'],
+      service: SERVICE,
+    },
+    { script: 'bench/webhooks.mjs', min: { warmup: 0 }, quick: { rounds: 1, duration: 5, seconds: 5 } },
+  );
   for (const database of options.databases) {
     if (database !== 'sqlite' && database !== 'postgres') throw new Error(`--databases: ${database} is neither sqlite nor postgres`);
     if (database === 'postgres' && !process.env.TEST_DATABASE_URL)
@@ -145,15 +122,7 @@ const backlog = outboxPending;
 async function intake(kind, withEndpoint, receiver, opts) {
   const service = await serviceFor(kind, withEndpoint ? receiver : undefined, opts.service);
   try {
-    // every lead different, so that screening holds none (bench/support.mjs, VARIED_LEAD_BODY)
-    const load = {
-      url: `${service.base}/api/v1/lead`,
-      method: 'POST',
-      headers: JSON_HEADERS,
-      body: VARIED_LEAD_BODY,
-      idReplacement: true,
-      connections: opts.connections,
-    };
+    const load = leadLoad(service, opts.connections);
     if (opts.warmup > 0) await runLoad({ ...load, duration: opts.warmup });
     await receiver.take();
     const result = await runLoad({ ...load, duration: opts.duration });
