@@ -19,17 +19,13 @@ import { performance } from 'node:perf_hooks';
 import { clearTimeout, setTimeout } from 'node:timers';
 import { createRequire } from 'node:module';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { LEAD } from './support.mjs';
+import { cpuMs, LEAD, PAIRED, spread, verdict } from './support.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const SERVICE = join(ROOT, 'dist/server.mjs');
 const BASELINE = join(ROOT, 'bench/baseline.mjs');
 const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 const HEALTH_TIMEOUT_MS = 30_000;
-
-/** The paired method (bench/RESULTS.md, "Method"): at least this many pairs, of at least this many seconds. */
-const PAIRS = 5;
-const PAIR_SECONDS = 20;
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
 const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' };
@@ -84,9 +80,9 @@ function parseArgs(argv) {
   }
   if (options.against) {
     // The method of bench/RESULTS.md unless told otherwise (then the output says it is not the method).
-    if (!given.has('--rounds')) options.rounds = PAIRS;
-    if (!given.has('--duration')) options.duration = PAIR_SECONDS;
-    if (!given.has('--warmup')) options.warmup = 3;
+    if (!given.has('--rounds')) options.rounds = PAIRED.pairs;
+    if (!given.has('--duration')) options.duration = PAIRED.seconds;
+    if (!given.has('--warmup')) options.warmup = PAIRED.warmup;
     if (!given.has('--only')) options.only = ['lead'];
   }
   return options;
@@ -175,12 +171,6 @@ async function startServer(kind, script = kind === 'service' ? SERVICE : BASELIN
   };
   // taskset execs node, so the pid is the server's own.
   return { base, healthyMs, stop, pid: child.pid };
-}
-
-/** CPU time (user + system, ms) a process has used: /proc/PID/stat's utime and stime, in clock ticks of 10 ms. */
-function cpuMs(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 /** VmHWM: the peak resident set size of the process, in MB. */
@@ -377,19 +367,10 @@ async function measureAlone(autocannon, scenario, kind, script, opts) {
 }
 
 const load1 = () => loadavg()[0].toFixed(2);
-const spread = (values) => `${Math.min(...values).toFixed(3)}–${Math.max(...values).toFixed(3)}`;
-
-/** Met only when the whole spread is at or above the bar; not met when all of it is below; else inconclusive. */
-function verdict(values, bar) {
-  if (bar === undefined) return '';
-  if (Math.min(...values) >= bar) return ` met (bar ${bar})`;
-  if (Math.max(...values) < bar) return ` not met (bar ${bar})`;
-  return ` inconclusive (the spread crosses the bar ${bar})`;
-}
 
 /** --against: the paired method of bench/RESULTS.md; prints each pair, the medians with their spread, and a block to paste. */
 async function compare(autocannon, scenarios, opts) {
-  const method = opts.rounds >= PAIRS && opts.duration >= PAIR_SECONDS;
+  const method = opts.rounds >= PAIRED.pairs && opts.duration >= PAIRED.seconds;
   // A quick look gets no verdict: only the method's pairs can meet a bar.
   const bar = method ? opts.bar : undefined;
   const other = opts.against;
@@ -436,7 +417,7 @@ async function compare(autocannon, scenarios, opts) {
       `\`node bench/run.mjs ${process.argv.slice(2).join(' ')}\`, ${new Date().toISOString()}: this = ${SERVICE}, against = ${other}; ` +
         `${opts.rounds} pairs of ${opts.duration} s after ${opts.warmup} s of warm-up, ${opts.connections} connections, ${database}; Node ${process.version}, ` +
         `${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}${hasTaskset ? ', servers on CPU 0, autocannon on the others' : ', not pinned'}; ` +
-        `${started} at the start, ${load1()} at the end.${method ? '' : ` **Not the method of bench/RESULTS.md (at least ${PAIRS} pairs of ${PAIR_SECONDS} s): a quick look only.**`}`,
+        `${started} at the start, ${load1()} at the end.${method ? '' : ` **Not the method of bench/RESULTS.md (at least ${PAIRED.pairs} pairs of ${PAIRED.seconds} s): a quick look only.**`}`,
       '',
       ...blocks,
       '',

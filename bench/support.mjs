@@ -1,5 +1,6 @@
-// What bench/export.mjs, bench/import.mjs and bench/read.mjs share: starting dist/server.mjs, reading its memory, an
-// operator client and its token, and seeding leads straight into a SQLite file.
+// What the benches share: starting dist/server.mjs (or another build's) on a fresh database, reading its memory and
+// CPU time, an operator client and its token, autocannon runs, worker threads that play a receiver, the outbox backlog,
+// the paired method's verdicts, and seeding leads straight into a SQLite file.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -8,13 +9,13 @@ import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { freePort } from '../scripts/free-port.mjs';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const SERVICE = join(ROOT, 'dist/server.mjs');
-const CLIENTS = join(ROOT, 'dist/src/oauth/operator-clients.command.js');
+export const SERVICE = join(ROOT, 'dist/server.mjs');
 const HEALTH_TIMEOUT_MS = 60_000;
 const SEED_BATCH = 50_000;
 
@@ -26,7 +27,8 @@ export const pinned = (cpu, args) => (hasTaskset ? ['taskset', ['-c', String(cpu
  * Starts dist/server.mjs on `dataDir` (pinned to CPU 0), rate limits far beyond any load here, and waits for its first
  * healthy answer. `env` is the service's environment, for commands that must reach the same database. stop() leaves
  * the data directory to the caller. SERVICE_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' profiles the service.
- * `script`: another build's server.mjs (a "before" measurement); dist/server.mjs by default.
+ * `script`: another build's server.mjs (a "before" measurement); dist/server.mjs by default. Its clients command
+ * (createOperatorClient) is that build's own, beside it.
  */
 export async function startService(dataDir, extraEnv = {}, script = SERVICE) {
   const port = await freePort();
@@ -72,6 +74,7 @@ export async function startService(dataDir, extraEnv = {}, script = SERVICE) {
   return {
     base,
     env,
+    clients: join(dirname(script), 'src/oauth/operator-clients.command.js'),
     // taskset execs node, so the pid is the service's own.
     pid: child.pid,
     stop: async () => {
@@ -79,6 +82,128 @@ export async function startService(dataDir, extraEnv = {}, script = SERVICE) {
         child.kill('SIGTERM');
         await once(child, 'exit');
       }
+    },
+  };
+}
+
+/** CPU time (user + system, ms) a process has used: /proc/PID/stat's utime and stime, in clock ticks of 10 ms. */
+export function cpuMs(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/** One autocannon run; autocannon is imported on first use (bench/run.mjs can take it from AUTOCANNON_DIR instead). */
+export async function runLoad(options) {
+  const { default: autocannon } = await import('autocannon');
+  return new Promise((done, fail) => autocannon(options, (error, result) => (error ? fail(error) : done(result))));
+}
+
+/**
+ * A bench's command line: `--flag value`, `--flag=value` or a bare switch, each flag the option of that name in camel
+ * case (--drain-timeout → drainTimeout) in a copy of `defaults`, whose type says how to read it: a number (≥ `min[name]`,
+ * 1 unless told), a boolean (a switch), an array (a comma-separated list), a string (a path, resolved). With `quick`
+ * (the --quick switch), the values of `quick` replace the defaults of the options not given. `script` names the bench
+ * for an unknown flag's message.
+ */
+export function parseOptions(argv, defaults, { script, min = {}, quick = {} }) {
+  const options = { ...defaults };
+  const given = new Set();
+  for (let i = 0; i < argv.length; i++) {
+    const [flag, inline] = argv[i].split('=', 2);
+    const name = flag.replace(/^--/, '').replace(/-(\w)/g, (_, c) => c.toUpperCase());
+    if (!flag.startsWith('--') || !(name in defaults)) throw new Error(`Unknown option ${argv[i]}; see the head of ${script}`);
+    given.add(name);
+    const kind = typeof defaults[name];
+    if (kind === 'boolean') {
+      options[name] = true;
+      continue;
+    }
+    const value = inline ?? argv[++i];
+    if (value === undefined) throw new Error(`${flag} needs a value`);
+    if (Array.isArray(defaults[name])) options[name] = value.split(',');
+    else if (kind === 'string') options[name] = resolve(value);
+    else {
+      const n = Number(value);
+      const least = min[name] ?? 1;
+      if (!Number.isFinite(n) || n < least) throw new Error(`${flag} needs a number ≥ ${least}`);
+      options[name] = n;
+    }
+  }
+  if (options.quick) for (const [name, value] of Object.entries(quick)) if (!given.has(name)) options[name] = value;
+  return options;
+}
+
+/** The paired method of bench/RESULTS.md ("Method"): at least this many pairs of this many seconds, after a warm-up. */
+export const PAIRED = { pairs: 5, seconds: 20, warmup: 3 };
+
+/** min–max of the ratios, as the paired method reports a median's spread. */
+export const spread = (values) => `${Math.min(...values).toFixed(3)}–${Math.max(...values).toFixed(3)}`;
+
+/** Met only when the whole spread is at or above the bar; not met when all of it is below; else inconclusive. */
+export function verdict(values, bar) {
+  if (bar === undefined) return '';
+  if (Math.min(...values) >= bar) return ` met (bar ${bar})`;
+  if (Math.max(...values) < bar) return ` not met (bar ${bar})`;
+  return ` inconclusive (the spread crosses the bar ${bar})`;
+}
+
+/** The outbox backlog (webhook and e-mail deliveries) from GET /api/v1/health's webhooks.pending. */
+export async function outboxPending(service) {
+  const res = await fetch(`${service.base}/api/v1/health`);
+  const body = await res.json();
+  if (!body.webhooks) throw new Error(`health has no outbox backlog: ${res.status} ${JSON.stringify(body)}`);
+  return body.webhooks.pending;
+}
+
+/**
+ * A receiver run as a worker thread (`file`, next to this one), so that the load generator's event loop never waits on
+ * it: it posts { port } once listening, then answers each message posted to it with one message. ask(message) posts
+ * and resolves to the answer.
+ */
+export async function startWorker(file) {
+  const worker = new Worker(new URL(file, import.meta.url));
+  const { port } = await new Promise((resolve, reject) => {
+    worker.once('message', resolve);
+    worker.once('error', reject);
+  });
+  return {
+    port,
+    ask: (message) =>
+      new Promise((resolve) => {
+        worker.once('message', resolve);
+        worker.postMessage(message);
+      }),
+    close: () => worker.terminate(),
+  };
+}
+
+export const JSON_HEADERS = { 'content-type': 'application/json' };
+/** A fixed key (32 bytes, base64) for SECRETS_KEY, so that every service start of a run could read the others' secrets. */
+export const SECRETS_KEY = Buffer.alloc(32, 21).toString('base64');
+
+/**
+ * A fresh service (`script`, dist/server.mjs by default) on a fresh database of `kind`, with `env` added; `prepare`
+ * runs against it before one sample lead, which must answer 201. stop() stops it and drops the database.
+ */
+export async function freshService(kind, label, env, { script = SERVICE, prepare } = {}) {
+  const database = await freshDatabase(kind, label);
+  let service;
+  try {
+    service = await startService(database.dataDir, { ...database.env, ...env }, script);
+    await prepare?.(service);
+    const sample = await fetch(`${service.base}/api/v1/lead`, { method: 'POST', headers: JSON_HEADERS, body: JSON.stringify(LEAD) });
+    const lead = await sample.json();
+    if (sample.status !== 201 || typeof lead.id !== 'string') throw new Error(`a sample lead answered ${sample.status}: ${JSON.stringify(lead)}`);
+  } catch (error) {
+    await service?.stop();
+    await database.drop();
+    throw error;
+  }
+  return {
+    ...service,
+    stop: async () => {
+      await service.stop();
+      await database.drop();
     },
   };
 }
@@ -97,7 +222,7 @@ export function memory(pid) {
 
 /** A stored operator client, made by the clients:create command on the service's database: { client_id, client_secret, scope }. */
 export function createOperatorClient(service, name, scope) {
-  const created = execFileSync(process.execPath, [CLIENTS, 'create', '--name', name, '--scope', scope], {
+  const created = execFileSync(process.execPath, [service.clients, 'create', '--name', name, '--scope', scope], {
     cwd: ROOT,
     env: service.env,
     stdio: ['ignore', 'pipe', 'ignore'],
@@ -135,6 +260,18 @@ export const LEAD = {
   mensagem: 'Olá!\nPodem me ligar?',
   origem: 'bench',
 };
+
+/**
+ * LEAD as a body that differs from lead to lead: autocannon's idReplacement fills [<id>] (or the caller does). Since
+ * issue 33, screening holds a sixth identical lead from one address (duplicate_burst), and a held lead is neither
+ * lead.received for webhooks nor notified by e-mail.
+ */
+export const VARIED_LEAD_BODY = JSON.stringify({ ...LEAD, mensagem: `${LEAD.mensagem} Pedido [<id>]` });
+
+/** autocannon's options for POST /api/v1/lead on `service`, every lead different (VARIED_LEAD_BODY). */
+export function leadLoad(service, connections) {
+  return { url: `${service.base}/api/v1/lead`, method: 'POST', headers: JSON_HEADERS, body: VARIED_LEAD_BODY, idReplacement: true, connections };
+}
 
 export const FREQUENT_EMAIL = 'Cliente.Frequente@Example.com.br';
 export const SEED_START_MS = Date.UTC(2025, 0, 1);

@@ -1,11 +1,12 @@
 // Webhook benchmark (issue 21, docs/decisions/0027-webhooks-outbox.md). Not part of CI.
 // Usage (after `npm run build`; `npm run bench:webhooks -- …` builds when stale):
 //   node bench/webhooks.mjs [--quick] [--rounds 3] [--duration 10] [--connections 50] [--warmup 1]
-//                           [--rate 500] [--seconds 30] [--databases sqlite,postgres] [--drain-timeout 60]
+//                           [--rate 500] [--seconds 30] [--databases sqlite,postgres] [--drain-timeout 60] [--service FILE]
 // On SQLite, then on PostgreSQL when TEST_DATABASE_URL is set (each service start gets a fresh schema, dropped after).
-// The service runs pinned to CPU 0 (bench/support.mjs), with WEBHOOKS_ALLOW_PRIVATE=true and a fixed SECRETS_KEY; this
-// process (autocannon, the paced client) and the receiver (bench/webhook-receiver.mjs, a worker thread on 127.0.0.1
-// that answers 200 at once) share the other core.
+// The service runs pinned to CPU 0 (bench/support.mjs), with WEBHOOKS_ALLOW_PRIVATE=true (and its _IN_PRODUCTION
+// consent, which NODE_ENV=production has asked for since issue 31) and a fixed SECRETS_KEY; this process
+// (autocannon, the paced client) and the receiver (bench/webhook-receiver.mjs, a worker thread on 127.0.0.1 that
+// answers 200 at once) share the other core.
 // 1. Intake: POST /api/v1/lead with autocannon, the load shape of bench/run.mjs (--connections, --warmup then
 //    --duration seconds), against a fresh service with one enabled endpoint (made with an operator token that has
 //    webhooks:manage) and against a fresh service with none, alternating which goes first in each of --rounds rounds.
@@ -16,65 +17,55 @@
 //    p50/p95/p99/max (target p99 ≤ 250 ms); and the drain: how long after the last 201 the last webhook arrived, and
 //    when GET /api/v1/health first reported webhooks.pending 0 with everything arrived (target ≤ 5 s).
 // --only intake or --only delivery runs one part (for profiling: SERVICE_NODE_ARGS, see bench/support.mjs).
+// --service FILE: another build's dist/server.mjs (and its clients command beside it), for a before/after comparison.
 // --quick: 1 round of 5 s intake, 5 s of delivery; to check that a run works, not to quote.
 // Prints a Markdown section for bench/RESULTS.md on stdout; progress on stderr.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { Agent, request } from 'node:http';
 import { cpus, loadavg } from 'node:os';
+import { dirname, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { clearInterval, setInterval, setTimeout } from 'node:timers';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Worker } from 'node:worker_threads';
-import autocannon from 'autocannon';
-import { LEAD, freshDatabase, hasTaskset, median, memory, operatorToken, percentile, ROOT, startService } from './support.mjs';
+import {
+  freshService,
+  hasTaskset,
+  JSON_HEADERS,
+  leadLoad,
+  median,
+  memory,
+  operatorToken,
+  outboxPending,
+  parseOptions,
+  percentile,
+  runLoad,
+  SECRETS_KEY,
+  SERVICE,
+  startWorker,
+  VARIED_LEAD_BODY,
+} from './support.mjs';
 
-const LEAD_BODY = JSON.stringify(LEAD);
-const JSON_HEADERS = { 'content-type': 'application/json' };
-/** A fixed key (32 bytes, base64), so that every service start of a run could read the others' secrets. */
-const SECRETS_KEY = Buffer.alloc(32, 21).toString('base64');
 const WARMUP_SECONDS = 2;
 const POLL_MS = 50;
 
 function parseArgs(argv) {
-  const options = {
-    quick: false,
-    rounds: 3,
-    duration: 10,
-    connections: 50,
-    warmup: 1,
-    rate: 500,
-    seconds: 30,
-    databases: process.env.TEST_DATABASE_URL ? ['sqlite', 'postgres'] : ['sqlite'],
-    drainTimeout: 60,
-    only: ['intake', 'delivery'],
-  };
-  const given = new Set();
-  for (let i = 0; i < argv.length; i++) {
-    const [flag, inline] = argv[i].split('=', 2);
-    const value = () => inline ?? argv[++i];
-    const number = (min) => {
-      const n = Number(value());
-      if (!Number.isFinite(n) || n < min) throw new Error(`${flag} needs a number ≥ ${min}`);
-      return n;
-    };
-    given.add(flag);
-    if (flag === '--quick') options.quick = true;
-    else if (flag === '--rounds') options.rounds = number(1);
-    else if (flag === '--duration') options.duration = number(1);
-    else if (flag === '--connections') options.connections = number(1);
-    else if (flag === '--warmup') options.warmup = number(0);
-    else if (flag === '--rate') options.rate = number(1);
-    else if (flag === '--seconds') options.seconds = number(1);
-    else if (flag === '--drain-timeout') options.drainTimeout = number(1);
-    else if (flag === '--databases') options.databases = value().split(',');
-    else if (flag === '--only') options.only = value().split(',');
-    else throw new Error(`Unknown option ${argv[i]}; see the head of bench/webhooks.mjs`);
-  }
-  if (options.quick) {
-    if (!given.has('--rounds')) options.rounds = 1;
-    if (!given.has('--duration')) options.duration = 5;
-    if (!given.has('--seconds')) options.seconds = 5;
-  }
+  const options = parseOptions(
+    argv,
+    {
+      quick: false,
+      rounds: 3,
+      duration: 10,
+      connections: 50,
+      warmup: 1,
+      rate: 500,
+      seconds: 30,
+      databases: process.env.TEST_DATABASE_URL ? ['sqlite', 'postgres'] : ['sqlite'],
+      drainTimeout: 60,
+      only: ['intake', 'delivery'],
+      service: SERVICE,
+    },
+    { script: 'bench/webhooks.mjs', min: { warmup: 0 }, quick: { rounds: 1, duration: 5, seconds: 5 } },
+  );
   for (const database of options.databases) {
     if (database !== 'sqlite' && database !== 'postgres') throw new Error(`--databases: ${database} is neither sqlite nor postgres`);
     if (database === 'postgres' && !process.env.TEST_DATABASE_URL)
@@ -91,74 +82,47 @@ const log = (text) => console.error(text);
 // The receiver, the database, the service
 
 async function startReceiver() {
-  const worker = new Worker(new URL('./webhook-receiver.mjs', import.meta.url));
-  const [{ port }] = await new Promise((resolve, reject) => {
-    worker.once('message', (message) => resolve([message]));
-    worker.once('error', reject);
-  });
+  const worker = await startWorker('./webhook-receiver.mjs');
   return {
-    url: `http://127.0.0.1:${port}/hook`,
+    url: `http://127.0.0.1:${worker.port}/hook`,
     /** What arrived since the last take: { ids, ats, others }. */
-    take: () =>
-      new Promise((resolve) => {
-        worker.once('message', resolve);
-        worker.postMessage('take');
-      }),
-    close: () => worker.terminate(),
+    take: () => worker.ask('take'),
+    close: worker.close,
   };
 }
 
 /** A fresh service on a fresh database; with `receiver`, one enabled endpoint for it (all events). */
-async function serviceFor(kind, receiver) {
-  const database = await freshDatabase(kind, 'webhooks');
-  let service;
-  try {
-    service = await startService(database.dataDir, { ...database.env, WEBHOOKS_ALLOW_PRIVATE: 'true', SECRETS_KEY });
-    if (receiver) {
-      const token = await operatorToken(service, 'bench webhooks', 'webhooks:manage');
-      const res = await fetch(`${service.base}/api/v1/webhooks`, {
-        method: 'POST',
-        headers: { ...JSON_HEADERS, authorization: `Bearer ${token}` },
-        body: JSON.stringify({ url: receiver.url, description: 'bench/webhooks.mjs' }),
-      });
-      const body = await res.json();
-      if (res.status !== 201 || body.status !== 'enabled') throw new Error(`POST /api/v1/webhooks answered ${res.status}: ${JSON.stringify(body)}`);
-    }
-    const sample = await fetch(`${service.base}/api/v1/lead`, { method: 'POST', headers: JSON_HEADERS, body: LEAD_BODY });
-    const lead = await sample.json();
-    if (sample.status !== 201 || typeof lead.id !== 'string') throw new Error(`a sample lead answered ${sample.status}: ${JSON.stringify(lead)}`);
-  } catch (error) {
-    await service?.stop();
-    await database.drop();
-    throw error;
-  }
-  return {
-    ...service,
-    stop: async () => {
-      await service.stop();
-      await database.drop();
+function serviceFor(kind, receiver, script) {
+  return freshService(
+    kind,
+    'webhooks',
+    { WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOKS_ALLOW_PRIVATE_IN_PRODUCTION: 'true', SECRETS_KEY },
+    {
+      script,
+      prepare: async (service) => {
+        if (!receiver) return;
+        const token = await operatorToken(service, 'bench webhooks', 'webhooks:manage');
+        const res = await fetch(`${service.base}/api/v1/webhooks`, {
+          method: 'POST',
+          headers: { ...JSON_HEADERS, authorization: `Bearer ${token}` },
+          body: JSON.stringify({ url: receiver.url, description: 'bench/webhooks.mjs' }),
+        });
+        const body = await res.json();
+        if (res.status !== 201 || body.status !== 'enabled') throw new Error(`POST /api/v1/webhooks answered ${res.status}: ${JSON.stringify(body)}`);
+      },
     },
-  };
+  );
 }
 
-async function backlog(service) {
-  const res = await fetch(`${service.base}/api/v1/health`);
-  const body = await res.json();
-  if (!body.webhooks) throw new Error(`health has no webhook backlog: ${res.status} ${JSON.stringify(body)}`);
-  return body.webhooks.pending;
-}
+const backlog = outboxPending;
 
 // ---------------------------------------------------------------------------------------------------------------
 // 1. Intake with and without an endpoint
 
-function runLoad(options) {
-  return new Promise((done, fail) => autocannon(options, (error, result) => (error ? fail(error) : done(result))));
-}
-
 async function intake(kind, withEndpoint, receiver, opts) {
-  const service = await serviceFor(kind, withEndpoint ? receiver : undefined);
+  const service = await serviceFor(kind, withEndpoint ? receiver : undefined, opts.service);
   try {
-    const load = { url: `${service.base}/api/v1/lead`, method: 'POST', headers: JSON_HEADERS, body: LEAD_BODY, connections: opts.connections };
+    const load = leadLoad(service, opts.connections);
     if (opts.warmup > 0) await runLoad({ ...load, duration: opts.warmup });
     await receiver.take();
     const result = await runLoad({ ...load, duration: opts.duration });
@@ -210,25 +174,21 @@ async function intakePairs(kind, receiver, opts) {
  * that the server had closed as idle meanwhile fails before the server read it; it is sent again on a new connection,
  * as Node's documentation advises (`retried` counts those).
  */
-function postLead(agent, base, counts) {
+function postLead(agent, base, counts, body) {
   return new Promise((done, fail) => {
-    const req = request(
-      `${base}/api/v1/lead`,
-      { method: 'POST', agent, headers: { ...JSON_HEADERS, 'content-length': Buffer.byteLength(LEAD_BODY) } },
-      (res) => {
-        const chunks = [];
-        res.on('data', (chunk) => chunks.push(chunk));
-        res.on('end', () => done({ status: res.statusCode, body: Buffer.concat(chunks).toString('utf8'), at: now() }));
-        res.on('error', fail);
-      },
-    );
+    const req = request(`${base}/api/v1/lead`, { method: 'POST', agent, headers: { ...JSON_HEADERS, 'content-length': Buffer.byteLength(body) } }, (res) => {
+      const chunks = [];
+      res.on('data', (chunk) => chunks.push(chunk));
+      res.on('end', () => done({ status: res.statusCode, body: Buffer.concat(chunks).toString('utf8'), at: now() }));
+      res.on('error', fail);
+    });
     req.on('error', (error) => {
       if (req.reusedSocket && error.code === 'ECONNRESET') {
         counts.retried++;
-        postLead(agent, base, counts).then(done, fail);
+        postLead(agent, base, counts, body).then(done, fail);
       } else fail(error);
     });
-    req.end(LEAD_BODY);
+    req.end(body);
   });
 }
 
@@ -242,6 +202,8 @@ async function paced(service, rate, seconds) {
   // and its intake latency, counted from its planned time, shows the wait.
   const agent = new Agent({ keepAlive: true, maxSockets: 200, scheduling: 'fifo' });
   const total = Math.round(rate * seconds);
+  // this run's leads differ from the warm-up's too
+  const started = Date.now();
   const interval = 1000 / rate;
   const leads = new Array(total);
   const start = now() + 20;
@@ -266,7 +228,7 @@ async function paced(service, rate, seconds) {
         const index = sent++;
         worstLateMs = Math.max(worstLateMs, t - (start + index * interval));
         answers.push(
-          postLead(agent, service.base, counts).then((res) => {
+          postLead(agent, service.base, counts, VARIED_LEAD_BODY.replace('[<id>]', `${started}-${index}`)).then((res) => {
             if (res.status !== 201) throw new Error(`a paced lead answered ${res.status}: ${res.body.slice(0, 300)}`);
             leads[index] = { id: JSON.parse(res.body).id, sentAt: start + index * interval, at: res.at };
           }),
@@ -316,7 +278,7 @@ async function drain(service, receiver, ids, timeoutMs, arrivals = new Map()) {
 }
 
 async function delivery(kind, receiver, opts) {
-  const service = await serviceFor(kind, receiver);
+  const service = await serviceFor(kind, receiver, opts.service);
   try {
     const warm = await paced(service, opts.rate, WARMUP_SECONDS);
     const warmDrain = await drain(
@@ -382,7 +344,8 @@ const LABEL = { sqlite: 'SQLite', postgres: 'PostgreSQL' };
 const f = (value, digits = 0) => (Number.isFinite(value) ? value.toFixed(digits) : '–');
 
 function report(results, opts, started) {
-  const gitRev = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
+  // the commit of the service's tree (another build's with --service)
+  const gitRev = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: resolve(dirname(opts.service), '..'), encoding: 'utf8' }).trim();
   const args = process.argv.slice(2).join(' ');
   const lines = [
     `## Webhooks (issue 21), \`bench/webhooks.mjs\`, ${new Date().toISOString().slice(0, 10)}`,
