@@ -4,7 +4,8 @@
 //   app: app.module.ts, app.setup.ts and main.ts put them together.
 // The CLI (cli/) runs on the user's machine: it may take pure rules from src/ but nothing that pulls in Nest.
 const FOUNDATIONS = '^src/(config|logging|problem|request|body|server|database)/';
-const FEATURES = '^src/(auth|cli-download|discovery|docs|forms|graphql|identity|leads|mail|mcp|meta|notifications|oauth|outbox|rate-limit|sandbox|screening|site|versioning)/';
+const FEATURES =
+  '^src/(auth|cli-download|discovery|docs|forms|graphql|identity|leads|mail|mcp|meta|notifications|oauth|outbox|rate-limit|sandbox|screening|site|versioning)/';
 const SPECS = '\\.spec\\.(ts|mjs)$';
 
 module.exports = {
