@@ -334,6 +334,12 @@ describe('docs', () => {
       expect(res.text).toMatch(/<h1[^>]*>Quickstart<\/h1>/);
       expect(res.text).toContain(`${BASE}/api/v1/sandbox`);
       expect(res.text).not.toContain('{base_url}');
+      // A marketer starts at the inbox, told in Portuguese first; the API comes after.
+      const inbox = res.text.indexOf(`href="${BASE}/inbox"`);
+      expect(inbox).toBeGreaterThan(0);
+      expect(inbox).toBeLessThan(res.text.indexOf(`${BASE}/api/v1/sandbox`));
+      expect(res.text).toContain('código de 6 dígitos');
+      expect(res.text).toContain('npm run users:add -- --email ana@empresa.com.br --role admin');
     });
 
     it('GET /auth.md: step 3 (the token) does not deny the refresh tokens of step 7', async () => {
