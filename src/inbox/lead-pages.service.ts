@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Request, Response } from 'express';
 import { DataSource, In } from 'typeorm';
-import { callerOf } from '../auth/caller.decorator.js';
+import { actingCallerOf, actorOf } from '../auth/actor.js';
 import { principalOf } from '../auth/principal.js';
 import { createValidationPipe } from '../body/validation.pipe.js';
 import { AppConfig } from '../config/config.js';
@@ -99,7 +99,7 @@ const pipe = createValidationPipe();
 /**
  * What the inbox's lead pages show and do, through the services the API uses (LeadReader, LeadScreeningService,
  * LeadExportService, DataSubjectService, the outbox's log) with their checks, and an audit line per read naming the
- * person by user id (callerOf). Rendering is the controller's.
+ * person by user id (actorOf). Rendering is the controller's.
  */
 @Injectable()
 export class LeadPages {
@@ -136,7 +136,7 @@ export class LeadPages {
     const countOf = (screening: LeadFilter['screening']) =>
       screening === filter.screening ? undefined : this.reader.countUpTo({ ...filter, screening }, COUNT_CAP);
     const [count, held, spam] = await Promise.all([this.reader.countUpTo(filter, COUNT_CAP), countOf('held'), countOf('spam')]);
-    auditRead({ route, clientId: callerOf(req).clientId, requestId: requestIdOf(req), filter, rows: page.data.length });
+    auditRead({ route, clientId: actorOf(req), requestId: requestIdOf(req), filter, rows: page.data.length });
     return { params, errors: [], leads: page.data, nextCursor: page.nextCursor, count, heldCount: held ?? count, spamCount: spam ?? count };
   }
 
@@ -148,11 +148,16 @@ export class LeadPages {
   /** One lead with its consent wordings and deliveries, or null (an id that is no lead's, in any form). */
   async lead(id: string, req: Request): Promise<LeadDetail | null> {
     const lead = await this.reader.get(id);
-    const read = { route: 'GET /inbox/leads/{id}', clientId: callerOf(req).clientId, requestId: requestIdOf(req) };
+    const read = { route: 'GET /inbox/leads/{id}', clientId: actorOf(req), requestId: requestIdOf(req) };
     auditRead(lead ? { ...read, rows: 1, leadId: lead.id } : { ...read, rows: 0 });
     if (!lead) return null;
     const [wordings, deliveries] = await Promise.all([this.wordings(lead), this.deliveries(lead.id, abilitiesOf(req))]);
     return { lead, wordings, deliveries };
+  }
+
+  /** The lead with this id, or null; for actions, which their own services audit. */
+  find(id: string): Promise<LeadView | null> {
+    return this.reader.get(id);
   }
 
   /** A person's verdict on one lead: LeadScreeningService.decide, as POST /api/v1/leads/{id}/screening makes it. */
@@ -179,7 +184,7 @@ export class LeadPages {
 
   /** The person's data (the data-subject access answer) for this lead's address: a page of it, audited by the service. */
   async access(lead: LeadView, cursor: unknown, req: Request): Promise<AccessPage> {
-    return this.subjects.access({ email: lead.email, ...(typeof cursor === 'string' && cursor !== '' ? { cursor } : {}) }, callerOf(req));
+    return this.subjects.access({ email: lead.email, ...(typeof cursor === 'string' && cursor !== '' ? { cursor } : {}) }, actingCallerOf(req));
   }
 
   /** The access answer as a JSON download, written as the API writes it (in parts, turns between). */
@@ -197,7 +202,7 @@ export class LeadPages {
     if (!confirms(lead.email, confirmation)) {
       throw invalidForm('confirmation', 'invalid_value', 'Type the e-mail address exactly as shown to confirm the erasure.');
     }
-    return this.subjects.erase({ email: lead.email }, callerOf(req));
+    return this.subjects.erase({ email: lead.email }, actingCallerOf(req));
   }
 
   /** The export of the page's filters: pt-BR CSV (`;`, its headers and columns) or JSON Lines, streamed by the export service. */

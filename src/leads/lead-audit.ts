@@ -7,7 +7,7 @@ const logger = new Logger('LeadAudit');
 export interface LeadRead {
   /** What was read through, e.g. `GET /api/v1/leads`, `GET /api/v1/leads/{id}`, `GET /api/v1/leads/export`. */
   route: string;
-  /** The operator client whose token was used (null for any other caller). */
+  /** The operator client whose token was used, or `person:<user id>` for a person of the inbox (actorOf); else null. */
   clientId: string | null;
   requestId: string;
   filter?: LeadFilter;

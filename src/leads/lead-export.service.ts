@@ -3,7 +3,7 @@ import { pipeline, Readable } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { callerOf } from '../auth/caller.decorator.js';
+import { actorOf } from '../auth/actor.js';
 import { AppConfig } from '../config/config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { safeError } from '../logging/safe-error.js';
@@ -88,7 +88,7 @@ export class LeadExportService {
       if (outcome === 'failed') this.logger.error({ error: safeError(error) }, 'export failed after its headers were sent; connection closed');
       auditRead({
         route,
-        clientId: callerOf(req).clientId,
+        clientId: actorOf(req),
         requestId: requestIdOf(req),
         filter: request.filter,
         rows: progress.rows,

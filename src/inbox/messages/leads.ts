@@ -1,17 +1,20 @@
+import { defineMessages } from '../inbox-messages.js';
+
 /**
  * The words of the inbox's lead pages (leads, lead, held and spam queue, export), pt-BR first. `{name}` marks a value
  * the page fills in (escaped like every value).
  */
-export const LEADS_MESSAGES = {
+export const LEADS_MESSAGES = defineMessages({
   'pt-BR': {
     'leads.title': 'Leads',
     'leads.heading': 'Leads',
     'leads.count.one': '1 lead',
     'leads.count.other': '{count} leads',
-    'leads.count.capped': '{count} leads',
     'leads.none': 'Nenhum lead com esses filtros.',
     'leads.filters': 'Filtros',
     'leads.search': 'Buscar',
+    'leads.q': 'Busca',
+    'leads.format': 'Formato',
     'leads.search.label': 'Buscar por nome, e-mail ou empresa',
     'leads.search.hint': 'Digite e tecle Enter. Acentos e maiúsculas não importam.',
     'leads.since': 'Recebidos a partir de',
@@ -29,6 +32,7 @@ export const LEADS_MESSAGES = {
     'leads.export.csv': 'Exportar planilha (CSV)',
     'leads.export.jsonl': 'Exportar JSON Lines',
     'leads.list': 'Lista de leads',
+    'leads.pages': 'Páginas da lista',
     'leads.erased': 'Dados apagados: {count} lead(s).',
     'leads.time_zone': 'Datas no fuso {zone}.',
     'col.received_at': 'Recebido em',
@@ -59,7 +63,8 @@ export const LEADS_MESSAGES = {
     'error.too_short': '{field}: texto curto demais.',
     'error.invalid_cursor': 'Essa página não vale para estes filtros; comece da primeira página.',
     'error.other': '{field}: valor inválido.',
-    'lead.title': 'Lead de {nome}',
+    'lead.title': 'Lead',
+    'lead.heading': 'Lead de {nome}',
     'lead.back': 'Voltar aos leads',
     'lead.fields': 'Dados do lead',
     'field.id': 'ID',
@@ -151,7 +156,8 @@ export const LEADS_MESSAGES = {
     'lead.person.intro': 'Tudo o que guardamos do endereço {email} (LGPD, art. 18): os leads e os textos de consentimento.',
     'lead.person.show': 'Ver os dados da pessoa',
     'lead.person.download': 'Baixar os dados (JSON)',
-    'access.title': 'Dados de {email}',
+    'access.title': 'Dados da pessoa',
+    'access.heading': 'Dados de {email}',
     'access.summary.one': '1 lead guardado com este endereço.',
     'access.summary.other': '{count} leads guardados com este endereço.',
     'access.wordings': 'Textos de consentimento',
@@ -180,10 +186,11 @@ export const LEADS_MESSAGES = {
     'leads.heading': 'Leads',
     'leads.count.one': '1 lead',
     'leads.count.other': '{count} leads',
-    'leads.count.capped': '{count} leads',
     'leads.none': 'No leads match these filters.',
     'leads.filters': 'Filters',
     'leads.search': 'Search',
+    'leads.q': 'Search',
+    'leads.format': 'Format',
     'leads.search.label': 'Search by name, e-mail or company',
     'leads.search.hint': 'Type and press Enter. Accents and capitals do not matter.',
     'leads.since': 'Received from',
@@ -201,6 +208,7 @@ export const LEADS_MESSAGES = {
     'leads.export.csv': 'Export spreadsheet (CSV)',
     'leads.export.jsonl': 'Export JSON Lines',
     'leads.list': 'List of leads',
+    'leads.pages': 'Pages of the list',
     'leads.erased': 'Data erased: {count} lead(s).',
     'leads.time_zone': 'Dates in the {zone} time zone.',
     'col.received_at': 'Received',
@@ -231,7 +239,8 @@ export const LEADS_MESSAGES = {
     'error.too_short': '{field}: too short.',
     'error.invalid_cursor': 'That page does not belong to these filters; start from the first page.',
     'error.other': '{field}: invalid value.',
-    'lead.title': 'Lead from {nome}',
+    'lead.title': 'Lead',
+    'lead.heading': 'Lead from {nome}',
     'lead.back': 'Back to the leads',
     'lead.fields': 'The lead',
     'field.id': 'ID',
@@ -323,7 +332,8 @@ export const LEADS_MESSAGES = {
     'lead.person.intro': 'Everything stored for the address {email} (LGPD, Art. 18): the leads and the consent wordings.',
     'lead.person.show': 'Show the person’s data',
     'lead.person.download': 'Download the data (JSON)',
-    'access.title': 'Data of {email}',
+    'access.title': 'The person’s data',
+    'access.heading': 'Data of {email}',
     'access.summary.one': '1 lead stored with this address.',
     'access.summary.other': '{count} leads stored with this address.',
     'access.wordings': 'Consent wordings',
@@ -347,4 +357,4 @@ export const LEADS_MESSAGES = {
     'held.missing': 'Not found (already erased): {count}.',
     'held.choose': 'Choose at least one lead.',
   },
-} as const satisfies Record<'pt-BR' | 'en', Record<string, string>>;
+});
