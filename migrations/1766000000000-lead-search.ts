@@ -7,9 +7,10 @@ const BATCH = 2000;
  * The `q` search (docs/decisions/0037-lead-search.md): `search_folded`, the words of a lead's nome, e-mail and empresa
  * folded (NFD, marks removed, lower case), each after one space, and its index.
  *
- * - SQLite: the FTS5 table `leads_search`, contentless (it keeps the words' index, not the text) with its rows deleted
- *   for real (`contentless_delete`) and `secure-delete` on, so that an erased lead's words leave the index; triggers keep
- *   it in step with the rows of `leads` (by rowid).
+ * - SQLite: the FTS5 table `leads_search`, contentless (it keeps the words' index, not the text), with `secure-delete`
+ *   on: a row deleted with its words (the 'delete' command, given the stored search_folded) takes them out of the
+ *   index's pages, where `contentless_delete` would only mark the row gone and leave its words until a merge; triggers
+ *   keep it in step with the rows of `leads` (by rowid).
  * - PostgreSQL: a pg_trgm GIN index when the extension can be created (a trusted extension since PostgreSQL 13: the
  *   database's owner may create it, no superuser), else a GIN index of PostgreSQL's own text search, which answers the
  *   same word-prefix queries (LeadReader picks the query by the index it finds).
@@ -27,16 +28,14 @@ export class LeadSearch1766000000000 implements MigrationInterface {
     const columns = (await queryRunner.getTable('leads'))!.columns.map((column) => column.name);
     if (!columns.includes('search_folded')) await queryRunner.query('ALTER TABLE leads ADD COLUMN search_folded text');
     if (!pg) {
-      await queryRunner.query(
-        `CREATE VIRTUAL TABLE IF NOT EXISTS leads_search USING fts5(words, content='', contentless_delete=1, tokenize='unicode61 remove_diacritics 0')`,
-      );
+      await queryRunner.query(`CREATE VIRTUAL TABLE IF NOT EXISTS leads_search USING fts5(words, content='', tokenize='unicode61 remove_diacritics 0')`);
       await queryRunner.query(`INSERT INTO leads_search (leads_search, rank) VALUES ('secure-delete', 1)`);
       await queryRunner.query(`CREATE TRIGGER IF NOT EXISTS leads_search_insert AFTER INSERT ON leads WHEN new.search_folded IS NOT NULL BEGIN
         INSERT INTO leads_search (rowid, words) VALUES (new.rowid, new.search_folded); END`);
       await queryRunner.query(`CREATE TRIGGER IF NOT EXISTS leads_search_delete AFTER DELETE ON leads WHEN old.search_folded IS NOT NULL BEGIN
-        DELETE FROM leads_search WHERE rowid = old.rowid; END`);
+        INSERT INTO leads_search (leads_search, rowid, words) VALUES ('delete', old.rowid, old.search_folded); END`);
       await queryRunner.query(`CREATE TRIGGER IF NOT EXISTS leads_search_update AFTER UPDATE OF search_folded ON leads BEGIN
-        DELETE FROM leads_search WHERE rowid = old.rowid AND old.search_folded IS NOT NULL;
+        INSERT INTO leads_search (leads_search, rowid, words) SELECT 'delete', old.rowid, old.search_folded WHERE old.search_folded IS NOT NULL;
         INSERT INTO leads_search (rowid, words) SELECT new.rowid, new.search_folded WHERE new.search_folded IS NOT NULL; END`);
     }
     await backfill(queryRunner, pg);

@@ -66,13 +66,13 @@ export class LeadFilterQuery {
 
   @IsOptional() @IsIn(LEAD_CHANNELS, { message: CHANNEL }) channel?: LeadChannel;
 
-  // In the order stacked decorators run, bottom up: the first failing rule names the code.
+  // The first rule from the top that fails names the code: not a string, a control character, empty, too long, no word.
   @IsOptional()
-  @searchable()
-  @MaxCodePoints(MAX_QUERY_LENGTH, { message: Q })
-  @ValidateBy({ name: 'minLength', validator: { validate: (value) => typeof value === 'string' && value.length > 0 } }, { message: Q })
-  @noControls('q')
   @IsString({ message: Q })
+  @noControls('q')
+  @ValidateBy({ name: 'minLength', validator: { validate: (value) => typeof value === 'string' && value.length > 0 } }, { message: Q })
+  @MaxCodePoints(MAX_QUERY_LENGTH, { message: Q })
+  @searchable()
   q?: string;
 }
 
