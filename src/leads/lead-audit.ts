@@ -49,7 +49,8 @@ export function auditScreening(decision: LeadScreeningDecision): void {
 
 /**
  * The audit line of a read of stored leads, at info: who, through what, which filters and how many rows. It carries no
- * personal data: of the e-mail filter only whether there was one (origem is a campaign label, dates are not personal).
+ * personal data: of the e-mail filter and the search only whether there was one (origem is a campaign label, dates are
+ * not personal).
  */
 export function auditRead(read: LeadRead): void {
   const filter = read.filter ?? {};
@@ -65,6 +66,8 @@ export function auditRead(read: LeadRead): void {
         until: filter.until?.toISOString() ?? null,
         origem: filter.origem ?? null,
         email_filter: filter.email !== undefined,
+        channel: filter.channel ?? null,
+        search: filter.q !== undefined,
         // Which verdicts a list read: held and spam leads are read only when asked for.
         ...(read.filter ? { screening: filter.screening ?? 'all' } : {}),
       },

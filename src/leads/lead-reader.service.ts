@@ -1,12 +1,13 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { Injectable } from '@nestjs/common';
+import { Injectable, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata.js';
 import type { LeadChannel } from './lead-channel.js';
 import { Lead } from './lead.entity.js';
 import { foldEmail } from './lead-rules.js';
+import { ftsQuery, likePattern, searchPhrases, tsQuery } from './lead-search.js';
 import type { LeadContext } from './lead-context.js';
 import type { LegalBasisView } from './legal-bases.js';
 import { AUTOMATIC_DECISION, ScreeningReason, ScreeningVerdict, ScreeningView } from '../screening/screening.js';
@@ -72,6 +73,13 @@ export interface LeadFilter {
   email?: string;
   /** Only leads of this verdict; every verdict when absent (the read surfaces default to `accepted`: leadFilterOf). */
   screening?: ScreeningVerdict;
+  /** Exact. */
+  channel?: LeadChannel;
+  /**
+   * The search `q` (lead-search.ts): every whitespace-separated term starts a word of the lead's nome, e-mail or
+   * empresa, accents and letter case aside. A `q` without a letter or digit matches nothing.
+   */
+  q?: string;
 }
 
 /** Where a lead stands in list order: its received_at (ms) and id. */
@@ -152,14 +160,26 @@ type Row = Omit<LeadView, 'received_at' | 'legal_bases' | 'context' | 'screening
  * reads every instance's cursors (docs/decisions/0023-lead-read-api.md).
  */
 @Injectable()
-export class LeadReader {
+export class LeadReader implements OnModuleInit {
   private readonly receivedAt: ColumnMetadata;
   private readonly sqlite: boolean;
   private key?: Promise<Buffer>;
+  /**
+   * PostgreSQL's search: `like` (LIKE ' word%' over pg_trgm's GIN index) or `words` (the built-in text search's prefix
+   * query over its GIN index, where pg_trgm could not be created). Both give the same leads (lead-search.e2e-spec.ts).
+   */
+  private pgSearch: 'like' | 'words' = 'like';
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {
     this.receivedAt = dataSource.getMetadata(Lead).findColumnWithPropertyName('receivedAt')!;
     this.sqlite = dataSource.options.type === 'better-sqlite3';
+  }
+
+  /** Which index migration 1766000000000 made on PostgreSQL decides the query that uses it. */
+  async onModuleInit(): Promise<void> {
+    if (this.sqlite) return;
+    const rows = (await this.dataSource.query(`SELECT 1 FROM pg_indexes WHERE tablename = 'leads' AND indexname = 'leads_search_words_idx'`)) as unknown[];
+    this.pgSearch = rows.length ? 'words' : 'like';
   }
 
   /**
@@ -187,6 +207,18 @@ export class LeadReader {
   async heldCount(filter: LeadFilter): Promise<number> {
     const { where, params } = this.conditions({ ...filter, screening: 'held' });
     const sql = `SELECT COUNT(*) AS n FROM (SELECT 1 FROM leads WHERE ${where.join(' AND ')} LIMIT ${HELD_COUNT_CAP}) AS held`;
+    const [row] = (await this.dataSource.query(sql, params)) as { n: number | string }[];
+    return Number(row.n);
+  }
+
+  /**
+   * How many leads the filter selects, exactly up to `cap`; cap + 1 means more than `cap` (the inbox shows "10 000+").
+   * One query that stops after cap + 1 rows, so it stays short at any number of leads.
+   */
+  async countUpTo(filter: LeadFilter, cap: number): Promise<number> {
+    if (!Number.isInteger(cap) || cap < 0) throw new RangeError('cap must be a non-negative integer');
+    const { where, params } = this.conditions(filter);
+    const sql = `SELECT COUNT(*) AS n FROM (SELECT 1 FROM leads${where.length ? ` WHERE ${where.join(' AND ')}` : ''} LIMIT ${cap + 1}) AS counted`;
     const [row] = (await this.dataSource.query(sql, params)) as { n: number | string }[];
     return Number(row.n);
   }
@@ -245,12 +277,23 @@ export class LeadReader {
     if (filter.screening !== undefined) where.push(`screening_verdict = ${param(filter.screening)}`);
     if (filter.email !== undefined) where.push(`email_folded = ${param(foldEmail(filter.email))}`);
     if (filter.origem !== undefined) where.push(`origem = ${param(filter.origem)}`);
+    if (filter.channel !== undefined) where.push(`channel = ${param(filter.channel)}`);
+    if (filter.q !== undefined) where.push(this.search(filter.q, param));
     if (filter.since !== undefined) where.push(`received_at >= ${param(this.stored(filter.since))}`);
     // After a cursor, `until` is implied (the cursor's lead met it) and left out: beside the row value, SQLite would seek
     // from `until` and walk every row down to the cursor.
     if (filter.until !== undefined && !after) where.push(`received_at < ${param(this.stored(filter.until))}`);
     if (after) where.push(`(received_at, id) < (${param(this.stored(new Date(after.receivedAt)))}, ${param(after.id)})`);
     return { where, params };
+  }
+
+  /** The condition of a search: each phrase of `q` (searchPhrases) at the start of a word of search_folded. */
+  private search(q: string, param: (value: unknown) => string): string {
+    const phrases = searchPhrases(q);
+    if (phrases.length === 0) return '1 = 0';
+    if (this.sqlite) return `rowid IN (SELECT rowid FROM leads_search WHERE leads_search MATCH ${param(ftsQuery(phrases))})`;
+    if (this.pgSearch === 'words') return `to_tsvector('simple', search_folded) @@ to_tsquery('simple', ${param(tsQuery(phrases))})`;
+    return phrases.map((phrase) => `search_folded LIKE ${param(likePattern(phrase))}`).join(' AND ');
   }
 
   /** received_at as the database gave it, as a LeadView shows it: ISO 8601 in UTC with milliseconds. */
@@ -343,13 +386,17 @@ const CURSOR_PAYLOAD = /^(\d{1,15})\.([0-9a-f-]{36})$/;
 
 /** What a cursor is bound to: the filter as the query compares it (dates to the millisecond, the e-mail folded). */
 export function filterBinding(filter: LeadFilter): string {
-  return JSON.stringify([
+  const binding: unknown[] = [
     filter.since?.getTime() ?? null,
     filter.until?.getTime() ?? null,
     filter.origem ?? null,
     filter.email === undefined ? null : foldEmail(filter.email),
     filter.screening ?? 'all',
-  ]);
+  ];
+  // Only when given, so that the cursors issued before these filters existed stay valid. `q` as the query compares it:
+  // the same phrases are the same search ("João  Silva" and "joao silva").
+  if (filter.channel !== undefined || filter.q !== undefined) binding.push(filter.channel ?? null, filter.q === undefined ? null : searchPhrases(filter.q));
+  return JSON.stringify(binding);
 }
 
 /**
