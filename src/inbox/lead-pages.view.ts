@@ -60,8 +60,10 @@ export class LeadPagesView {
       return this.held({ screening: queue }, req, res, t('held.choose'));
     }
     const { decided, missing } = await this.data.decideMany(ids, verdict, req);
-    const done = verdict === 'accepted' ? { released: String(decided) } : { spammed: String(decided) };
-    const query = new URLSearchParams({ ...(queue === 'spam' ? { screening: 'spam' } : {}), ...done, ...(missing ? { missing: String(missing) } : {}) });
+    const query = new URLSearchParams();
+    if (queue === 'spam') query.set('screening', 'spam');
+    query.set(verdict === 'accepted' ? 'released' : 'spammed', String(decided));
+    if (missing) query.set('missing', String(missing));
     this.pages.redirect(res, `/inbox/held?${query}`);
   }
 
