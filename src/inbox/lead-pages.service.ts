@@ -53,7 +53,7 @@ export interface LeadListPage {
   count: number;
   /** Held leads under the same filters but the verdict, up to COUNT_CAP. */
   heldCount: number;
-  /** Spam leads likewise (the held queue's other tab). */
+  /** Spam leads likewise, for the held queue's other tab (0 on the leads page, which does not show it). */
   spamCount: number;
 }
 
@@ -122,11 +122,12 @@ export class LeadPages {
    * The leads page (and the held queue): newest first in keyset pages, the exact count up to COUNT_CAP, and the held
    * count (and spam count, for the queue's other tab) under the same filters but the verdict.
    */
-  async list(raw: Record<string, unknown>, req: Request, route = 'GET /inbox/leads'): Promise<LeadListPage> {
-    const params = given(raw, ['since', 'until', 'origem', 'channel', 'screening', 'q', 'cursor']);
+  async list(raw: Record<string, unknown>, req: Request, route = 'GET /inbox/leads', withSpam = false): Promise<LeadListPage> {
+    let params: Record<string, string> = {};
     let filter: LeadFilter;
     let page;
     try {
+      params = given(raw, ['since', 'until', 'origem', 'channel', 'screening', 'q', 'cursor']);
       const query = (await pipe.transform(params, { type: 'query', metatype: InboxLeadsQuery })) as InboxLeadsQuery;
       filter = leadFilterOf(query, this.timeZone);
       page = await this.reader.list(filter, INBOX_PAGE_SIZE, query.cursor);
@@ -135,14 +136,14 @@ export class LeadPages {
     }
     const countOf = (screening: LeadFilter['screening']) =>
       screening === filter.screening ? undefined : this.reader.countUpTo({ ...filter, screening }, COUNT_CAP);
-    const [count, held, spam] = await Promise.all([this.reader.countUpTo(filter, COUNT_CAP), countOf('held'), countOf('spam')]);
+    const [count, held, spam] = await Promise.all([this.reader.countUpTo(filter, COUNT_CAP), countOf('held'), withSpam ? countOf('spam') : 0]);
     auditRead({ route, clientId: actorOf(req), requestId: requestIdOf(req), filter, rows: page.data.length });
     return { params, errors: [], leads: page.data, nextCursor: page.nextCursor, count, heldCount: held ?? count, spamCount: spam ?? count };
   }
 
   /** The held queue, or the spam queue with screening=spam. */
   queue(raw: Record<string, unknown>, req: Request): Promise<LeadListPage> {
-    return this.list({ ...raw, screening: raw.screening === 'spam' ? 'spam' : 'held' }, req, 'GET /inbox/held');
+    return this.list({ ...raw, screening: raw.screening === 'spam' ? 'spam' : 'held' }, req, 'GET /inbox/held', true);
   }
 
   /** One lead with its consent wordings and deliveries, or null (an id that is no lead's, in any form). */
@@ -248,13 +249,16 @@ const INVALID_CURSOR: QueryError = {
   detail: 'The cursor was altered, or was given by a page with other filters; start again from the first page.',
 };
 
-/** The parameters named, as strings, empty ones dropped (an empty field of the filter form means "any"). */
+/**
+ * The parameters named, trimmed, empty ones dropped (an empty field of the filter form means "any"). A repeated one is
+ * refused, as the API refuses it, rather than read as one of its values.
+ */
 function given(raw: Record<string, unknown>, names: readonly string[]): Record<string, string> {
   const out: Record<string, string> = {};
   for (const name of names) {
     const value = raw[name];
+    if (Array.isArray(value)) throw invalidQuery([{ parameter: name, code: 'repeated_parameter', detail: `${name} was given more than once.` }]);
     if (typeof value === 'string' && value.trim() !== '') out[name] = value.trim();
-    else if (value !== undefined && typeof value !== 'string') out[name] = String(value);
   }
   return out;
 }

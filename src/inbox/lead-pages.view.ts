@@ -49,7 +49,13 @@ export class LeadPagesView {
     const list = await this.data.queue(filters, req);
     const queue = list.params.screening === 'spam' ? 'spam' : 'held';
     const status = formError ? 422 : list.errors.length ? 400 : 200;
-    this.pages.render(req, res, 'held', { ...this.common(req, list), queue, notice, formError }, { title: 'held.title', messages: LEADS_MESSAGES, area: 'held', status });
+    this.pages.render(
+      req,
+      res,
+      'held',
+      { ...this.common(req, list), queue, notice, formError },
+      { title: 'held.title', messages: LEADS_MESSAGES, area: 'held', status },
+    );
   }
 
   async decideMany(verdict: Decision, form: URLSearchParams, req: Request, res: Response): Promise<void> {
