@@ -190,6 +190,7 @@ export class LeadPages {
 
   /** The access answer as a JSON download, written as the API writes it (in parts, turns between). */
   async downloadAccess(page: AccessPage, res: Response): Promise<void> {
+    res.status(200);
     res.setHeader('Content-Disposition', `attachment; filename="dados-pessoais-${page.completed_at.slice(0, 10)}.json"`);
     res.setHeader('Cache-Control', 'no-store');
     await writeAccessPage(res, page);
