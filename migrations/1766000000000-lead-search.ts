@@ -91,20 +91,22 @@ async function backfill(queryRunner: QueryRunner, pg: boolean): Promise<void> {
  * going), else the built-in text search's.
  */
 async function pgIndex(queryRunner: QueryRunner): Promise<void> {
-  let trgm = true;
   await queryRunner.startTransaction();
   try {
     await queryRunner.query('SAVEPOINT pg_trgm');
     await queryRunner.query('CREATE EXTENSION IF NOT EXISTS pg_trgm');
     await queryRunner.query('RELEASE SAVEPOINT pg_trgm');
   } catch {
-    trgm = false;
     await queryRunner.query('ROLLBACK TO SAVEPOINT pg_trgm');
   }
   await queryRunner.commitTransaction();
+  // The extension may live in a schema off the search_path (made there before): its operator class is named in full.
+  const [trgm] = (await queryRunner.query(
+    `SELECT quote_ident(n.nspname) AS schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_trgm'`,
+  )) as { schema: string }[];
   await queryRunner.query(
     trgm
-      ? 'CREATE INDEX IF NOT EXISTS leads_search_trgm_idx ON leads USING gin (search_folded gin_trgm_ops)'
+      ? `CREATE INDEX IF NOT EXISTS leads_search_trgm_idx ON leads USING gin (search_folded ${trgm.schema}.gin_trgm_ops)`
       : `CREATE INDEX IF NOT EXISTS leads_search_words_idx ON leads USING gin (to_tsvector('simple', search_folded))`,
   );
 }
