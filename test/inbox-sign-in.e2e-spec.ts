@@ -309,3 +309,44 @@ describe('inbox sign-in', () => {
     expect([...secrets].filter((secret) => text.includes(secret))).toEqual([]);
   });
 });
+
+describe('the daily cap of verification mail', () => {
+  it('refuses codes past VERIFICATION_MAIL_DAILY_LIMIT, for every address, and sends no more mail', async () => {
+    const sink = await SmtpSink.start();
+    const t = await startTestApp({ SMTP_URL: sink.url, WEBHOOK_POLL_INTERVAL: '20ms', TRUST_PROXY: '1', VERIFICATION_MAIL_DAILY_LIMIT: '2' });
+    try {
+      const people = t.app.get(PeopleService);
+      const ask = async (email: string, client: string) => {
+        const page = await t.http.get('/inbox/sign-in').set('X-Forwarded-For', client);
+        const cookie = [page.headers['set-cookie']].flat()[0].split(';')[0];
+        return expectContract(
+          await t.http
+            .post('/inbox/sign-in')
+            .set('X-Forwarded-For', client)
+            .set('Cookie', cookie)
+            .type('form')
+            .send(formBody({ _csrf: csrfOf(page.text), email })),
+        );
+      };
+      const emails = [address('cap-a'), address('cap-b'), address('cap-c')];
+      for (const email of emails) await people.add(email, 'viewer');
+      expect((await ask(emails[0], '203.0.113.1')).status).toBe(200);
+      expect((await ask(emails[1], '203.0.113.2')).status).toBe(200);
+      const refused = await ask(emails[2], '203.0.113.3');
+      expect(refused.status).toBe(429);
+      expect(refused.headers['retry-after']).toBe('600');
+      expect((await ask(address('cap-nobody'), '203.0.113.4')).status).toBe(429);
+      await eventually(() => (sink.messages.length >= 2 ? true : undefined));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(sink.messages.flatMap((mail) => mail.to).sort()).toEqual(
+        emails
+          .slice(0, 2)
+          .map((email) => email.toLowerCase())
+          .sort(),
+      );
+    } finally {
+      await t.close();
+      await sink.close();
+    }
+  });
+});
