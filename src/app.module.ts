@@ -15,6 +15,7 @@ import { FormsModule } from './forms/forms.module.js';
 import { GraphqlModule } from './graphql/graphql.module.js';
 import { IdentityModule } from './identity/identity.module.js';
 import { InboxModule } from './inbox/inbox.module.js';
+import { SettingsModule } from './inbox/settings.module.js';
 import { LeadsModule } from './leads/leads.module.js';
 import { MailModule } from './mail/mail.module.js';
 import { McpModule } from './mcp/mcp.module.js';
@@ -60,6 +61,7 @@ export class AppModule implements NestModule {
         DataSubjectModule,
         NotificationDigestModule,
         InboxModule,
+        SettingsModule,
       ],
       providers: [
         // In this order: who is calling decides which rate-limit tier applies, and a caller refused by either gets

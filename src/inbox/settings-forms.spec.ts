@@ -1,23 +1,18 @@
 import { validationFailed, AppError } from '../problem/app-error.js';
 import { SETTINGS_MESSAGES } from './messages/settings.js';
-import { clientFormProblem, field, fields, formProblem, recipientCreateBody, webhookCreateBody } from './settings-forms.js';
+import { clientFormProblem, formProblem, recipientCreateBody, webhookCreateBody } from './settings-forms.js';
+
+/** A form as a browser posts it: a field once per value. */
+const form = (fields: Record<string, string | string[]>) =>
+  new URLSearchParams(Object.entries(fields).flatMap(([name, value]) => [value].flat().map((v): [string, string] => [name, v])));
 
 describe('settings forms', () => {
-  it('reads a field posted once or twice, and ignores what is not text', () => {
-    expect(field({ a: 'x' }, 'a')).toBe('x');
-    expect(field({ a: ['x', 'y'] }, 'a')).toBe('x');
-    expect(field({ a: { b: 'c' } }, 'a')).toBeUndefined();
-    expect(fields({ a: ['x', 'y'] }, 'a')).toEqual(['x', 'y']);
-    expect(fields({ a: 'x' }, 'a')).toEqual(['x']);
-    expect(fields({}, 'a')).toEqual([]);
-  });
-
   it('turns the webhook form into the API body, leaving an empty description out and keeping the checked events', () => {
-    expect(webhookCreateBody({ _csrf: 't', url: 'https://crm.example/hook', description: ' ', events: ['lead.received', 'lead.held'] })).toEqual({
+    expect(webhookCreateBody(form({ _csrf: 't', url: 'https://crm.example/hook', description: ' ', events: ['lead.received', 'lead.held'] }))).toEqual({
       url: 'https://crm.example/hook',
       events: ['lead.received', 'lead.held'],
     });
-    expect(webhookCreateBody({ url: 'https://crm.example/hook', description: 'CRM' })).toEqual({
+    expect(webhookCreateBody(form({ url: 'https://crm.example/hook', description: 'CRM' }))).toEqual({
       url: 'https://crm.example/hook',
       events: [],
       description: 'CRM',
@@ -25,13 +20,13 @@ describe('settings forms', () => {
   });
 
   it('turns the recipient form into the API body: an unchecked box is false', () => {
-    expect(recipientCreateBody({ email: 'ana@empresa.com.br', mode: 'immediate', language: 'en', include_personal_data: 'true' })).toEqual({
+    expect(recipientCreateBody(form({ email: 'ana@empresa.com.br', mode: 'immediate', language: 'en', include_personal_data: 'true' }))).toEqual({
       email: 'ana@empresa.com.br',
       mode: 'immediate',
       language: 'en',
       include_personal_data: true,
     });
-    expect(recipientCreateBody({ email: 'ana@empresa.com.br', mode: '' })).toEqual({ email: 'ana@empresa.com.br', include_personal_data: false });
+    expect(recipientCreateBody(form({ email: 'ana@empresa.com.br', mode: '' }))).toEqual({ email: 'ana@empresa.com.br', include_personal_data: false });
   });
 
   it("names the form's field and the dictionary's words for a validation problem, with the API's status", () => {
@@ -59,20 +54,20 @@ describe('settings forms', () => {
   });
 
   it('checks the client form by the rules clients:create applies, each field on its own', () => {
-    expect(clientFormProblem({ name: 'CRM sync', scope: ['leads:read', 'leads:export'] })).toBeUndefined();
-    expect(clientFormProblem({ name: ' ', scope: [] })?.errors).toEqual([
+    expect(clientFormProblem(form({ name: 'CRM sync', scope: ['leads:read', 'leads:export'] }))).toBeUndefined();
+    expect(clientFormProblem(form({ name: ' ', scope: [] }))?.errors).toEqual([
       { field: 'name', message: 'error.name.required' },
       { field: 'scope', message: 'error.scope.none' },
     ]);
-    expect(clientFormProblem({ name: 'x'.repeat(201), scope: 'people:manage' })?.errors).toEqual([
+    expect(clientFormProblem(form({ name: 'x'.repeat(201), scope: 'people:manage' }))?.errors).toEqual([
       { field: 'name', message: 'error.name.invalid' },
       { field: 'scope', message: 'error.scope.unknown' },
     ]);
-    expect(clientFormProblem({ name: 'evil\u202Ename', scope: 'leads:read' })?.errors).toEqual([{ field: 'name', message: 'error.name.invalid' }]);
+    expect(clientFormProblem(form({ name: 'evil\u202Ename', scope: 'leads:read' }))?.errors).toEqual([{ field: 'name', message: 'error.name.invalid' }]);
   });
 
   it('has every word in pt-BR and in English', () => {
     expect(Object.keys(SETTINGS_MESSAGES['pt-BR']).sort()).toEqual(Object.keys(SETTINGS_MESSAGES.en).sort());
-    for (const words of Object.values(SETTINGS_MESSAGES)) for (const text of Object.values(words)) expect(text.trim()).not.toBe('');
+    for (const words of Object.values(SETTINGS_MESSAGES)) for (const text of Object.values(words as Record<string, string>)) expect(text.trim()).not.toBe('');
   });
 });

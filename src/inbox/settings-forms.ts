@@ -2,10 +2,10 @@ import { OPERATOR_SCOPES } from '../auth/scopes.js';
 import { clientNameOf, OperatorClientError, operatorScopes } from '../oauth/operator-clients.service.js';
 import { AppError } from '../problem/app-error.js';
 import { ERROR_CATALOG, type FieldError } from '../problem/error-catalog.js';
-import type { SettingsMessageKey } from './messages/settings.js';
+import { SETTINGS_MESSAGES, type SettingsMessageKey } from './messages/settings.js';
 
-/** A form as the urlencoded body layer hands it over: a field posted twice is an array. */
-export type Form = Record<string, unknown>;
+/** An inbox form as the shell hands it over (@InboxForm()): a field may repeat, once per checked box. */
+export type Form = URLSearchParams;
 
 /** What a settings form says went wrong: one line per field (translated by the page), or one about the whole form. */
 export interface FormProblem {
@@ -14,17 +14,14 @@ export interface FormProblem {
   errors: { field: string | null; message: SettingsMessageKey }[];
 }
 
-/** The first value of a field, or undefined; a field posted twice counts as its first (a form posts each once). */
+/** The first value of a field, or undefined. */
 export function field(form: Form, name: string): string | undefined {
-  const value = form[name];
-  const first = Array.isArray(value) ? (value as unknown[])[0] : value;
-  return typeof first === 'string' ? first : undefined;
+  return form.get(name) ?? undefined;
 }
 
 /** Every value of a field posted once per checked box. */
 export function fields(form: Form, name: string): string[] {
-  const value = form[name];
-  return (Array.isArray(value) ? (value as unknown[]) : [value]).filter((item): item is string => typeof item === 'string');
+  return form.getAll(name);
 }
 
 /** An optional text input: empty means absent, as the API's bodies leave the member out. */
@@ -95,10 +92,13 @@ export function formProblem(error: unknown): FormProblem | undefined {
   if (!(error instanceof AppError)) return undefined;
   const status = ERROR_CATALOG[error.code].status;
   if (error.code === 'validation_failed') {
-    const errors = (error.options.errors ?? []).map((entry) => ({
-      field: ('pointer' in entry ? entry.pointer : '').split('/')[1] || null,
-      message: FIELD_MESSAGES[entry.code as FieldError['code']] ?? ('error.other' as const),
-    }));
+    const errors = (error.options.errors ?? []).map((entry) => {
+      const name = ('pointer' in entry ? entry.pointer : '').split('/')[1] ?? '';
+      return {
+        field: Object.hasOwn(SETTINGS_MESSAGES.en, `form.field.${name}`) ? name : null,
+        message: FIELD_MESSAGES[entry.code as FieldError['code']] ?? ('error.other' as const),
+      };
+    });
     return { status, errors };
   }
   const message = CODE_MESSAGES[error.code];

@@ -1,8 +1,10 @@
+import { defineMessages } from '../inbox-messages.js';
+
 /**
  * The settings pages' words (src/inbox/views/settings*.eta), pt-BR first. Placeholders `{name}` are filled by the page;
  * what fills them is escaped by the template like any other value.
  */
-export const SETTINGS_MESSAGES = {
+const WORDS = {
   'pt-BR': {
     'settings.title': 'Configurações',
     'settings.intro': 'O que você pode gerenciar com o seu papel.',
@@ -54,6 +56,8 @@ export const SETTINGS_MESSAGES = {
     'recipients.language.en': 'Inglês',
     'recipients.personal': 'Incluir os dados do lead (nome, e-mail, telefone, mensagem) nos e-mails',
     'recipients.personal.short': 'Dados do lead',
+    'recipients.personal.yes': 'sim',
+    'recipients.personal.no': 'não',
     'recipients.status': 'Situação',
     'recipients.status.pending': 'aguardando confirmação',
     'recipients.status.confirmed': 'confirmado',
@@ -250,6 +254,8 @@ export const SETTINGS_MESSAGES = {
     'recipients.language.en': 'English',
     'recipients.personal': "Include the lead's data (name, e-mail, phone, message) in the e-mails",
     'recipients.personal.short': "Lead's data",
+    'recipients.personal.yes': 'yes',
+    'recipients.personal.no': 'no',
     'recipients.status': 'Status',
     'recipients.status.pending': 'awaiting confirmation',
     'recipients.status.confirmed': 'confirmed',
@@ -395,6 +401,8 @@ export const SETTINGS_MESSAGES = {
     'error.name.required': 'Give the client a name, such as "CRM sync".',
     'error.name.invalid': 'The name must have at most 200 characters, and no control or text-direction characters.',
   },
-} as const satisfies Record<'pt-BR' | 'en', Record<string, string>>;
+} as const;
 
-export type SettingsMessageKey = keyof (typeof SETTINGS_MESSAGES)['en'];
+export type SettingsMessageKey = keyof (typeof WORDS)['en'];
+
+export const SETTINGS_MESSAGES = defineMessages<SettingsMessageKey>(WORDS);
