@@ -16,6 +16,7 @@ import { GraphqlModule } from './graphql/graphql.module.js';
 import { IdentityModule } from './identity/identity.module.js';
 import { InboxModule } from './inbox/inbox.module.js';
 import { LeadPagesModule } from './inbox/lead-pages.module.js';
+import { SettingsModule } from './inbox/settings.module.js';
 import { LeadsModule } from './leads/leads.module.js';
 import { MailModule } from './mail/mail.module.js';
 import { McpModule } from './mcp/mcp.module.js';
@@ -62,6 +63,7 @@ export class AppModule implements NestModule {
         NotificationDigestModule,
         InboxModule,
         LeadPagesModule,
+        SettingsModule,
       ],
       providers: [
         // In this order: who is calling decides which rate-limit tier applies, and a caller refused by either gets
