@@ -1,90 +1,35 @@
 /** @system issue 35's walk-through in Chromium, in pt-BR and English: sign in by mailed code, search, release, export, settings, erasure, sign out */
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { chromium } from 'playwright-core';
+import { readFileSync } from 'node:fs';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { Lead } from '../src/leads/lead.entity.js';
-import { PeopleService } from '../src/people/people.service.js';
-import { codeOf } from './support/inbox-session.js';
+import { HAVE_CHROMIUM, InboxBrowser } from './support/inbox-browser.js';
 import { operatorToken } from './support/operator-token.js';
-import { freePort } from './support/server-process.js';
 import { describeIf } from './support/skips.js';
-import { SmtpSink } from './support/smtp-sink.js';
-import { startTestApp, TestApp } from './support/test-app.js';
 import { WebhookReceiver } from './support/webhook-receiver.js';
-
-const CHROMIUM = '/usr/bin/chromium';
-const FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-const ARTIFACTS = join(process.cwd(), 'test-artifacts', 'inbox-walkthrough');
-const AXE = readFileSync(join(process.cwd(), 'node_modules/axe-core/axe.min.js'), 'utf8');
 
 /**
  * The issue's "Done when", as a person of the marketing team does it: sign in with the code from a real SMTP server,
  * search "joao" and find "João", open the lead, release a held lead and see its webhook arrive, export CSV and read
  * the file back, add a recipient, create an API client and use its secret, erase a person after the typed
- * confirmation, sign out. Every page checked with axe-core and photographed at 375 and 1280 px.
+ * confirmation, sign out. Every page checked with axe-core and photographed at 375 and 1280 px
+ * (test-artifacts/inbox/walk-*.png).
  */
-describeIf(['chromium'], existsSync(CHROMIUM))('the inbox, walked through', () => {
-  let t: TestApp;
+describeIf(['chromium'], HAVE_CHROMIUM)('the inbox, walked through', () => {
+  let inbox: InboxBrowser;
   let base: string;
-  let browser: Browser;
-  let sink: SmtpSink;
   let receiver: WebhookReceiver;
 
   beforeAll(async () => {
-    mkdirSync(ARTIFACTS, { recursive: true });
-    sink = await SmtpSink.start();
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    t = await startTestApp({
-      PUBLIC_BASE_URL: base,
-      SMTP_URL: sink.url,
-      WEBHOOKS_ALLOW_PRIVATE: 'true',
-      WEBHOOK_POLL_INTERVAL: '20ms',
-      WEBHOOK_RETRY_SCHEDULE: '50ms',
-    });
-    await t.app.listen(port, '127.0.0.1');
+    inbox = await InboxBrowser.start({ WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_SCHEDULE: '50ms' });
+    base = inbox.base;
     receiver = await WebhookReceiver.start();
-    const manager = await operatorToken(t, 'webhooks:manage');
-    expect((await t.http.post('/api/v1/webhooks').set('Authorization', `Bearer ${manager}`).send({ url: receiver.url })).status).toBe(201);
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
+    const manager = await operatorToken(inbox.t, 'webhooks:manage');
+    expect((await inbox.t.http.post('/api/v1/webhooks').set('Authorization', `Bearer ${manager}`).send({ url: receiver.url })).status).toBe(201);
   });
   afterAll(async () => {
-    await browser?.close();
     await receiver?.close();
-    await sink?.close();
-    await t?.close();
+    await inbox?.close();
   });
-
-  /** No serious or critical axe-core finding, and a screenshot at 375 and at 1280 px of the page as it is. */
-  async function look(page: Page, name: string): Promise<void> {
-    const width = page.viewportSize()!.width;
-    for (const each of [375, 1280]) {
-      await page.setViewportSize({ width: each, height: 900 });
-      await page.screenshot({ path: join(ARTIFACTS, `${name}-${each}.png`), fullPage: true });
-    }
-    await page.setViewportSize({ width, height: 900 });
-    await page.evaluate(`${AXE};0`);
-    const violations = (await page.evaluate('axe.run(document).then((r) => r.violations)')) as { id: string; impact: string | null }[];
-    expect(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${name}: ${v.id}`)).toEqual([]);
-  }
-
-  async function mailTo(address: string, count = 1): Promise<string> {
-    for (let i = 0; i < 250 && sink.to(address).length < count; i++) await new Promise((resolve) => setTimeout(resolve, 20));
-    const mails = sink.to(address);
-    expect(mails.length).toBeGreaterThanOrEqual(count);
-    return mails[count - 1].parsed.text ?? '';
-  }
 
   for (const language of ['pt-BR', 'en'] as const) {
     it(`works the leads end to end (${language})`, async () => {
@@ -94,7 +39,8 @@ describeIf(['chromium'], existsSync(CHROMIUM))('the inbox, walked through', () =
       }[language];
       const tag = language === 'en' ? 'en' : 'pt';
       const me = `ana.${tag}@empresa.example`;
-      await t.app.get(PeopleService).add(me, 'admin');
+      const t = inbox.t;
+      await inbox.person('admin', me);
       // Leads as they come in: one from a form, one held for its throwaway address.
       const joao = await t.http
         .post('/api/v1/lead')
@@ -104,26 +50,16 @@ describeIf(['chromium'], existsSync(CHROMIUM))('the inbox, walked through', () =
       expect(held.status).toBe(201);
       expect((await t.dataSource.getRepository(Lead).findOneByOrFail({ id: held.body.id })).screeningVerdict).toBe('held');
 
-      const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: language, acceptDownloads: true });
-      const page = await context.newPage();
+      const { context, page } = await inbox.page(language);
       page.on('dialog', (dialog) => {
         throw new Error(`a dialog opened: ${dialog.message()}`);
       });
       try {
         // Sign in: the address, Enter; the code from the mail, Enter; the leads.
-        await page.goto(`${base}/inbox`);
-        await page.waitForURL(/\/inbox\/sign-in/);
-        await look(page, `${tag}-01-sign-in`);
-        await page.locator('input[type="email"]').fill(me);
-        await page.locator('input[type="email"]').press('Enter');
-        await page.locator('input[name="code"]').waitFor();
-        await look(page, `${tag}-02-code`);
-        const code = codeOf(await mailTo(me));
-        await page.locator('input[name="code"]').fill(code);
-        await page.locator('input[name="code"]').press('Enter');
-        await page.waitForURL(`${base}/inbox/leads`);
+        await inbox.signIn(page, me, { screenshots: `walk-${tag}` });
+        expect(page.url()).toBe(`${base}/inbox/leads`);
         expect(await page.locator('html').getAttribute('lang')).toBe(language);
-        await look(page, `${tag}-03-leads`);
+        await inbox.check(page, `walk-${tag}-03-leads`);
 
         // Search "joao": "João" found, the list replaced.
         await page.getByRole('searchbox').fill('joao');
@@ -131,17 +67,17 @@ describeIf(['chromium'], existsSync(CHROMIUM))('the inbox, walked through', () =
         await page.waitForURL(/q=joao/);
         await page.locator('table.leads tbody tr').first().waitFor();
         expect(await page.locator('table.leads tbody tr').allInnerTexts()).toEqual([expect.stringContaining('João Pereira')]);
-        await look(page, `${tag}-04-search`);
+        await inbox.check(page, `walk-${tag}-04-search`);
 
         // Open the lead.
         await page.getByRole('link', { name: 'João Pereira' }).click();
         await page.waitForURL(`${base}/inbox/leads/${joao.body.id}`);
-        await look(page, `${tag}-05-lead`);
+        await inbox.check(page, `walk-${tag}-05-lead`);
 
         // Release the held lead from the queue; its webhook arrives.
         await page.locator('a[href="/inbox/held"]').first().click();
         await page.waitForURL(`${base}/inbox/held`);
-        await look(page, `${tag}-06-held`);
+        await inbox.check(page, `walk-${tag}-06-held`);
         const before = receiver.received.filter((r) => JSON.parse(r.body).data?.id === held.body.id).length;
         await page.locator(`input[name="id"][value="${held.body.id}"]`).check();
         await page.getByRole('button', { name: words.release }).click();
@@ -169,8 +105,8 @@ describeIf(['chromium'], existsSync(CHROMIUM))('the inbox, walked through', () =
         await page.locator('#recipient-email').press('Enter');
         await page.waitForURL(`${base}/inbox/settings/recipients**`);
         expect(await page.locator('main').innerText()).toContain(colleague);
-        await look(page, `${tag}-07-recipients`);
-        expect(await mailTo(colleague)).toContain('/notifications/confirm');
+        await inbox.check(page, `walk-${tag}-07-recipients`);
+        expect((await inbox.mail(colleague, 1)).parsed.text).toContain('/notifications/confirm');
 
         // Create an API client and use its secret.
         await page.goto(`${base}/inbox/settings/clients`);
@@ -178,7 +114,7 @@ describeIf(['chromium'], existsSync(CHROMIUM))('the inbox, walked through', () =
         await page.locator('input[name="scope"][value="leads:read"]').check();
         await page.locator('#client-name').press('Enter');
         await page.locator('#client-secret').waitFor();
-        await look(page, `${tag}-08-client-secret`);
+        await inbox.check(page, `walk-${tag}-08-client-secret`);
         const clientId = await page.locator('#client-id').innerText();
         const secret = await page.locator('#client-secret').innerText();
         const token = await t.http.post('/oauth2/token').type('form').send({ grant_type: 'client_credentials', client_id: clientId, client_secret: secret });
@@ -189,7 +125,7 @@ describeIf(['chromium'], existsSync(CHROMIUM))('the inbox, walked through', () =
         // Erase a person after the typed confirmation.
         await page.goto(`${base}/inbox/leads/${joao.body.id}`);
         await page.locator('#confirmation').fill(`joao.${tag}@cliente.example`);
-        await look(page, `${tag}-09-erase`);
+        await inbox.check(page, `walk-${tag}-09-erase`);
         await page.getByRole('button', { name: words.erase }).click();
         await page.waitForURL(/erased=1/);
         expect(await t.dataSource.getRepository(Lead).findOneBy({ id: joao.body.id })).toBeNull();
@@ -201,6 +137,7 @@ describeIf(['chromium'], existsSync(CHROMIUM))('the inbox, walked through', () =
         await page.waitForURL(/\/inbox\/sign-in/);
         await page.goto(`${base}/inbox/leads`);
         await page.waitForURL(/\/inbox\/sign-in\?return=/);
+        expect(inbox.problems(page)).toEqual([]);
       } finally {
         await context.close();
       }
