@@ -323,7 +323,7 @@ export function seedSqlite(file, rows) {
   return (performance.now() - began) / 1000;
 }
 
-function uuidV7Like(ms, n) {
+export function uuidV7Like(ms, n) {
   const hex =
     ms.toString(16).padStart(12, '0') + (0x7000 + (n & 0xfff)).toString(16) + (0x8000 + ((n >> 12) & 0x3fff)).toString(16) + n.toString(16).padStart(12, '0');
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;

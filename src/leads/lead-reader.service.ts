@@ -109,6 +109,9 @@ export class InvalidCursor extends Error {
   }
 }
 
+/** How many of the newest leads a search on SQLite reads row by row before it asks the FTS5 index (keysetQueries). */
+const RECENT_SCAN = 4000;
+
 /** The largest page any surface may ask for. */
 export const MAX_PAGE_SIZE = 200;
 
@@ -217,7 +220,7 @@ export class LeadReader implements OnModuleInit {
    */
   async countUpTo(filter: LeadFilter, cap: number): Promise<number> {
     if (!Number.isInteger(cap) || cap < 0) throw new RangeError('cap must be a non-negative integer');
-    const { where, params } = this.conditions(filter);
+    const { where, params } = this.conditions(filter, undefined, 0, 'index');
     const sql = `SELECT COUNT(*) AS n FROM (SELECT 1 FROM leads${where.length ? ` WHERE ${where.join(' AND ')}` : ''} LIMIT ${cap + 1}) AS counted`;
     const [row] = (await this.dataSource.query(sql, params)) as { n: number | string }[];
     return Number(row.n);
@@ -251,17 +254,35 @@ export class LeadReader implements OnModuleInit {
 
   /** Up to `limit` leads the filter selects, after the lead at `after`, in list order, without cursors. */
   async rows(filter: LeadFilter, limit: number, after?: LeadPosition): Promise<LeadView[]> {
-    const { sql, params } = this.keysetQuery(filter, limit, after);
-    const rows = (await this.dataSource.query(sql, params)) as Row[];
+    let rows: Row[] = [];
+    for (const { sql, params } of this.keysetQueries(filter, limit, after)) {
+      rows = (await this.dataSource.query(sql, params)) as Row[];
+      if (rows.length === limit) break;
+    }
     return rows.map((row) => this.view(row));
   }
 
   /**
-   * The one short keyset query of a page: LEAD_VIEW_COLUMNS of up to `limit` leads after `after`, in list order. rows()
-   * runs it; the export (lead-export.reader.ts) runs it for its larger pages, as arrays.
+   * The keyset queries of a page: LEAD_VIEW_COLUMNS of up to `limit` leads after `after`, in list order. Run in turn
+   * until one gives `limit` rows; the last one's answer is the page. One query, but for a search on SQLite two:
+   * first the newest RECENT_SCAN leads of the other filters, searched row by row (a common word fills the page there,
+   * where the FTS5 index would hand over every lead that has it, to be read and sorted: 1.5 s for a name one lead in
+   * five has, at a million leads), then the FTS5 index (a rare word: few leads to read). rows() runs them; the export
+   * (lead-export.reader.ts) runs them for its larger pages, as arrays.
    */
-  keysetQuery(filter: LeadFilter, limit: number, after?: LeadPosition): { sql: string; params: unknown[] } {
-    const { where, params } = this.conditions(filter, after);
+  keysetQueries(filter: LeadFilter, limit: number, after?: LeadPosition): { sql: string; params: unknown[] }[] {
+    const indexed = this.keysetQuery(filter, limit, after);
+    if (!this.sqlite || filter.q === undefined) return [indexed];
+    const { where, params } = this.conditions({ ...filter, q: undefined }, after);
+    const { where: search, params: searchParams } = this.conditions({ q: filter.q }, undefined, params.length);
+    const recent = `SELECT ${COLUMNS}, search_folded FROM leads${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY received_at DESC, id DESC LIMIT ${Math.max(RECENT_SCAN, limit * 20)}`;
+    const scan = `SELECT ${COLUMNS} FROM (${recent}) WHERE ${search.join(' AND ')} ORDER BY received_at DESC, id DESC LIMIT ${limit}`;
+    return [{ sql: scan, params: [...params, ...searchParams] }, indexed];
+  }
+
+  /** The keyset query of a page over the search index (FTS5 on SQLite). */
+  private keysetQuery(filter: LeadFilter, limit: number, after?: LeadPosition): { sql: string; params: unknown[] } {
+    const { where, params } = this.conditions(filter, after, 0, 'index');
     const sql = `SELECT ${COLUMNS} FROM leads${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY received_at DESC, id DESC LIMIT ${limit}`;
     return { sql, params };
   }
@@ -270,15 +291,15 @@ export class LeadReader implements OnModuleInit {
    * The WHERE conditions of a filter, and after a position. The verdict comes first, an equality, so that with the
    * dates alone the screening index (screening_verdict, received_at DESC, id DESC) serves the keyset order.
    */
-  private conditions(filter: LeadFilter, after?: LeadPosition): { where: string[]; params: unknown[] } {
+  private conditions(filter: LeadFilter, after?: LeadPosition, offset = 0, search: 'index' | 'scan' = 'scan'): { where: string[]; params: unknown[] } {
     const params: unknown[] = [];
-    const param = (value: unknown) => this.dataSource.driver.createParameter(`p${params.push(value)}`, params.length - 1);
+    const param = (value: unknown) => this.dataSource.driver.createParameter(`p${offset + params.push(value)}`, offset + params.length - 1);
     const where: string[] = [];
     if (filter.screening !== undefined) where.push(`screening_verdict = ${param(filter.screening)}`);
     if (filter.email !== undefined) where.push(`email_folded = ${param(foldEmail(filter.email))}`);
     if (filter.origem !== undefined) where.push(`origem = ${param(filter.origem)}`);
     if (filter.channel !== undefined) where.push(`channel = ${param(filter.channel)}`);
-    if (filter.q !== undefined) where.push(this.search(filter.q, param));
+    if (filter.q !== undefined) where.push(this.search(filter.q, param, search));
     if (filter.since !== undefined) where.push(`received_at >= ${param(this.stored(filter.since))}`);
     // After a cursor, `until` is implied (the cursor's lead met it) and left out: beside the row value, SQLite would seek
     // from `until` and walk every row down to the cursor.
@@ -287,11 +308,15 @@ export class LeadReader implements OnModuleInit {
     return { where, params };
   }
 
-  /** The condition of a search: each phrase of `q` (searchPhrases) at the start of a word of search_folded. */
-  private search(q: string, param: (value: unknown) => string): string {
+  /**
+   * The condition of a search: each phrase of `q` (searchPhrases) at the start of a word of search_folded. On SQLite
+   * through the FTS5 index (`index`) or by reading search_folded (`scan`, SQLite's LIKE: the folded text holds no
+   * letter whose case it would fold); on PostgreSQL the query its index answers.
+   */
+  private search(q: string, param: (value: unknown) => string, using: 'index' | 'scan'): string {
     const phrases = searchPhrases(q);
     if (phrases.length === 0) return '1 = 0';
-    if (this.sqlite) return `rowid IN (SELECT rowid FROM leads_search WHERE leads_search MATCH ${param(ftsQuery(phrases))})`;
+    if (this.sqlite && using === 'index') return `rowid IN (SELECT rowid FROM leads_search WHERE leads_search MATCH ${param(ftsQuery(phrases))})`;
     if (this.pgSearch === 'words') return `to_tsvector('simple', search_folded) @@ to_tsquery('simple', ${param(tsQuery(phrases))})`;
     return phrases.map((phrase) => `search_folded LIKE ${param(likePattern(phrase))}`).join(' AND ');
   }
