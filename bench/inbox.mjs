@@ -280,7 +280,8 @@ function countSql(sqlite, q) {
 
 async function measure(database, service, count, duration) {
   const headers = { authorization: `Bearer ${await operatorToken(service, 'bench inbox', 'leads:read')}` };
-  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  // A fresh keep-alive connection per target: one left idle while the counts ran would be closed by the server.
+  let agent = new Agent({ keepAlive: true, maxSockets: 1 });
   const rest = (query, check) => async () => {
     const res = await get(agent, service.base, `/api/v1/leads?limit=${PAGE}${query}`, headers);
     if (res.status !== 200) throw new Error(`${query}: ${res.status} ${res.body.toString().slice(0, 300)}`);
@@ -305,6 +306,8 @@ async function measure(database, service, count, duration) {
   ];
   const lines = [];
   for (const [name, once] of targets) {
+    agent.destroy();
+    agent = new Agent({ keepAlive: true, maxSockets: 1 });
     const result = await loop(once, duration);
     lines.push({ database, name, ...result });
     console.error(`${database} ${name}: p50 ${result.p50.toFixed(2)} ms, p99 ${result.p99.toFixed(2)} ms (${result.n} requests)`);

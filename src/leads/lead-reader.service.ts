@@ -196,8 +196,9 @@ export class LeadReader implements OnModuleInit {
     const key = await this.cursorKey();
     const binding = options.purpose === undefined ? filterBinding(filter) : `${options.purpose}\n${filterBinding(filter)}`;
     const after = cursor === undefined ? undefined : openCursor(key, binding, cursor);
-    const rows = await this.rowsInParts(filter, limit + 1, after, options.readPart ?? limit + 1);
-    const heldCount = await this.heldCount(filter);
+    const { rows, scanned } = await this.rowsInParts(filter, limit + 1, after, options.readPart ?? limit + 1);
+    // A search the newest leads answered is for a common word: its held leads are found the same way.
+    const heldCount = await this.heldCount(filter, scanned ? 'scan' : 'index');
     const data = rows.slice(0, limit);
     const cursorAfter = (index: number) => sealCursor(key, binding, Date.parse(data[index].received_at), data[index].id);
     return { data, cursorAfter, nextCursor: rows.length > limit ? cursorAfter(data.length - 1) : null, heldCount };
@@ -205,10 +206,11 @@ export class LeadReader implements OnModuleInit {
 
   /**
    * The held leads the filter's other conditions select, whatever its verdict, counted up to HELD_COUNT_CAP: one query
-   * over leads_screening_idx (verdict, received_at) that stops at the cap.
+   * over leads_screening_idx (verdict, received_at) that stops at the cap. A search on SQLite through its FTS5 index,
+   * or (`scan`, for a common word) by reading the held leads' search_folded in that index's order.
    */
-  async heldCount(filter: LeadFilter): Promise<number> {
-    const { where, params } = this.conditions({ ...filter, screening: 'held' });
+  async heldCount(filter: LeadFilter, search: 'index' | 'scan' = 'index'): Promise<number> {
+    const { where, params } = this.conditions({ ...filter, screening: 'held' }, undefined, 0, search);
     const sql = `SELECT COUNT(*) AS n FROM (SELECT 1 FROM leads WHERE ${where.join(' AND ')} LIMIT ${HELD_COUNT_CAP}) AS held`;
     const [row] = (await this.dataSource.query(sql, params)) as { n: number | string }[];
     return Number(row.n);
@@ -239,27 +241,35 @@ export class LeadReader implements OnModuleInit {
    * rows() for a large page: keyset queries of at most `part` rows each, one after the other, with a turn of the event
    * loop between them (on SQLite a query holds the loop while it runs).
    */
-  private async rowsInParts(filter: LeadFilter, limit: number, after: LeadPosition | undefined, part: number): Promise<LeadView[]> {
+  private async rowsInParts(filter: LeadFilter, limit: number, after: LeadPosition | undefined, part: number): Promise<{ rows: LeadView[]; scanned: boolean }> {
     const rows: LeadView[] = [];
+    let scanned = false;
     for (let position = after; rows.length < limit;) {
       const want = Math.min(part, limit - rows.length);
-      const got = await this.rows(filter, want, position);
-      rows.push(...got);
-      if (got.length < want || rows.length === limit) break;
-      position = { receivedAt: Date.parse(got[got.length - 1].received_at), id: got[got.length - 1].id };
+      const got = await this.rowsOf(filter, want, position);
+      if (position === after) scanned = got.scanned;
+      rows.push(...got.rows);
+      if (got.rows.length < want || rows.length === limit) break;
+      position = { receivedAt: Date.parse(rows[rows.length - 1].received_at), id: rows[rows.length - 1].id };
       await nextTurn();
     }
-    return rows;
+    return { rows, scanned };
   }
 
   /** Up to `limit` leads the filter selects, after the lead at `after`, in list order, without cursors. */
   async rows(filter: LeadFilter, limit: number, after?: LeadPosition): Promise<LeadView[]> {
+    return (await this.rowsOf(filter, limit, after)).rows;
+  }
+
+  /** rows(), and whether the first of keysetQueries (the scan of the newest leads, for a search on SQLite) answered. */
+  private async rowsOf(filter: LeadFilter, limit: number, after?: LeadPosition): Promise<{ rows: LeadView[]; scanned: boolean }> {
+    const queries = this.keysetQueries(filter, limit, after);
     let rows: Row[] = [];
-    for (const { sql, params } of this.keysetQueries(filter, limit, after)) {
+    for (const [i, { sql, params }] of queries.entries()) {
       rows = (await this.dataSource.query(sql, params)) as Row[];
-      if (rows.length === limit) break;
+      if (rows.length === limit) return { rows: rows.map((row) => this.view(row)), scanned: i === 0 && queries.length > 1 };
     }
-    return rows.map((row) => this.view(row));
+    return { rows: rows.map((row) => this.view(row)), scanned: false };
   }
 
   /**
