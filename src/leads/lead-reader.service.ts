@@ -111,6 +111,8 @@ export class InvalidCursor extends Error {
 
 /** How many of the newest leads a search on SQLite reads row by row before it asks the FTS5 index (keysetQueries). */
 const RECENT_SCAN = 4000;
+/** One lead in this many of the newest having a word makes it common (countedBy). */
+const COMMON_SHARE = 20;
 
 /** The largest page any surface may ask for. */
 export const MAX_PAGE_SIZE = 200;
@@ -222,10 +224,22 @@ export class LeadReader implements OnModuleInit {
    */
   async countUpTo(filter: LeadFilter, cap: number): Promise<number> {
     if (!Number.isInteger(cap) || cap < 0) throw new RangeError('cap must be a non-negative integer');
-    const { where, params } = this.conditions(filter, undefined, 0, 'index');
+    const { where, params } = this.conditions(filter, undefined, 0, await this.countedBy(filter));
     const sql = `SELECT COUNT(*) AS n FROM (SELECT 1 FROM leads${where.length ? ` WHERE ${where.join(' AND ')}` : ''} LIMIT ${cap + 1}) AS counted`;
     const [row] = (await this.dataSource.query(sql, params)) as { n: number | string }[];
     return Number(row.n);
+  }
+
+  /**
+   * How a search on SQLite is counted: a word that one in COMMON_SHARE of the newest RECENT_SCAN leads has is common,
+   * and counted by reading leads in list order (the count stops early); a rarer one through the FTS5 index, which then
+   * hands over few leads to read.
+   */
+  private async countedBy(filter: LeadFilter): Promise<'index' | 'scan'> {
+    if (!this.sqlite || filter.q === undefined) return 'index';
+    const { sql, params } = this.recentScan(filter, 'COUNT(*) AS n', RECENT_SCAN);
+    const [row] = (await this.dataSource.query(sql, params)) as { n: number }[];
+    return Number(row.n) * COMMON_SHARE >= RECENT_SCAN ? 'scan' : 'index';
   }
 
   /** How many leads the filter selects: one COUNT over the screening index (the digest's total for a day). */
@@ -283,11 +297,16 @@ export class LeadReader implements OnModuleInit {
   keysetQueries(filter: LeadFilter, limit: number, after?: LeadPosition): { sql: string; params: unknown[] }[] {
     const indexed = this.keysetQuery(filter, limit, after);
     if (!this.sqlite || filter.q === undefined) return [indexed];
+    const scan = this.recentScan(filter, COLUMNS, Math.max(RECENT_SCAN, limit * 20), after);
+    return [{ sql: `${scan.sql} ORDER BY received_at DESC, id DESC LIMIT ${limit}`, params: scan.params }, indexed];
+  }
+
+  /** `select` over those of the newest `newest` leads of the filter's other conditions (after `after`) that its search finds. */
+  private recentScan(filter: LeadFilter, select: string, newest: number, after?: LeadPosition): { sql: string; params: unknown[] } {
     const { where, params } = this.conditions({ ...filter, q: undefined }, after);
     const { where: search, params: searchParams } = this.conditions({ q: filter.q }, undefined, params.length);
-    const recent = `SELECT ${COLUMNS}, search_folded FROM leads${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY received_at DESC, id DESC LIMIT ${Math.max(RECENT_SCAN, limit * 20)}`;
-    const scan = `SELECT ${COLUMNS} FROM (${recent}) WHERE ${search.join(' AND ')} ORDER BY received_at DESC, id DESC LIMIT ${limit}`;
-    return [{ sql: scan, params: [...params, ...searchParams] }, indexed];
+    const recent = `SELECT ${COLUMNS}, search_folded FROM leads${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY received_at DESC, id DESC LIMIT ${newest}`;
+    return { sql: `SELECT ${select} FROM (${recent}) AS recent WHERE ${search.join(' AND ')}`, params: [...params, ...searchParams] };
   }
 
   /** The keyset query of a page over the search index (FTS5 on SQLite). */
