@@ -13,14 +13,14 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { searchDocument } from '../dist/src/leads/lead-search.js';
-import { hasTaskset, operatorToken, percentile, ROOT, startService, uuidV7Like } from './support.mjs';
+import { freshDatabase, get, hasTaskset, operatorToken, percentile, ROOT, startService, uuidV7Like } from './support.mjs';
 
 const PAGE = 50;
 const COUNT_CAP = 10_000;
@@ -242,20 +242,6 @@ async function seedPostgres(client, rows) {
   return { seconds: (performance.now() - began) / 1000, index: index?.indexdef.match(/INDEX (\S+)/)[1] ?? 'none' };
 }
 
-function get(agent, base, path, headers) {
-  return new Promise((done, fail) => {
-    const started = performance.now();
-    const req = request(base + path, { agent, headers }, (res) => {
-      const chunks = [];
-      res.on('data', (chunk) => chunks.push(chunk));
-      res.on('end', () => done({ status: res.statusCode, body: Buffer.concat(chunks), ms: performance.now() - started }));
-      res.on('error', fail);
-    });
-    req.on('error', fail);
-    req.end();
-  });
-}
-
 /** One closed loop for `seconds` (after one second of warm-up); `once()` resolves to its latency in ms. */
 async function loop(once, seconds) {
   for (const until = performance.now() + 1000; performance.now() < until;) await once();
@@ -351,26 +337,20 @@ async function onSqlite(opts) {
 }
 
 async function onPostgres(opts) {
-  const schema = `bench_inbox_${process.pid}`;
-  const admin = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+  const database = await freshDatabase('postgres', 'inbox');
+  const admin = new pg.Client({ connectionString: database.env.DATABASE_URL });
   await admin.connect();
-  const dataDir = mkdtempSync(join(tmpdir(), 'bench-inbox-pg-'));
   let service;
   try {
-    await admin.query(`CREATE SCHEMA ${schema}`);
-    const url = new URL(process.env.TEST_DATABASE_URL);
-    url.searchParams.set('options', `-c search_path=${schema}`);
-    service = await startService(dataDir, { DATABASE_URL: url.toString(), SECRETS_KEY: randomBytes(32).toString('base64') });
-    await admin.query(`SET search_path = ${schema}, public`);
+    service = await startService(database.dataDir, { ...database.env, SECRETS_KEY: randomBytes(32).toString('base64') });
     const { seconds, index } = await seedPostgres(admin, opts.rows);
     console.error(`PostgreSQL: seeded ${opts.rows} leads in ${seconds.toFixed(1)} s (search index ${index})`);
     const count = async (q) => (await admin.query(countSql(false, q))).rows[0].n;
     return { seconds, index, lines: await measure('PostgreSQL', service, count, opts.duration) };
   } finally {
     await service?.stop();
-    rmSync(dataDir, { recursive: true, force: true });
-    await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
     await admin.end();
+    await database.drop();
   }
 }
 

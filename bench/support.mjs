@@ -3,6 +3,7 @@
 // the paired method's verdicts, and seeding leads straight into a SQLite file.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
+import { request } from 'node:http';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -371,4 +372,19 @@ export async function freshDatabase(kind, label) {
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** GET base+path with keep-alive; resolves to { status, body, ms }. */
+export function get(agent, base, path, headers) {
+  return new Promise((done, fail) => {
+    const started = performance.now();
+    const req = request(base + path, { agent, headers }, (res) => {
+      const chunks = [];
+      res.on('data', (chunk) => chunks.push(chunk));
+      res.on('end', () => done({ status: res.statusCode, body: Buffer.concat(chunks), ms: performance.now() - started }));
+      res.on('error', fail);
+    });
+    req.on('error', fail);
+    req.end();
+  });
 }
