@@ -66,10 +66,8 @@ export function auditRead(read: LeadRead): void {
         until: filter.until?.toISOString() ?? null,
         origem: filter.origem ?? null,
         email_filter: filter.email !== undefined,
-        channel: filter.channel ?? null,
-        search: filter.q !== undefined,
-        // Which verdicts a list read: held and spam leads are read only when asked for.
-        ...(read.filter ? { screening: filter.screening ?? 'all' } : {}),
+        // Which verdicts a list read: held and spam leads are read only when asked for; a search's words are personal data.
+        ...(read.filter ? { screening: filter.screening ?? 'all', channel: filter.channel ?? null, search: filter.q !== undefined } : {}),
       },
       rows: read.rows,
       ...(read.leadId === undefined ? {} : { lead_id: read.leadId }),
