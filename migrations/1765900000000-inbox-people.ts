@@ -2,8 +2,10 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
  * The inbox (issue 35): its people, their sessions and the sign-in codes (src/people/, src/inbox/, src/verification/).
- * Times are epoch milliseconds. A session id and a code are kept only as digests; an address in verification_codes
- * only as a keyed digest, so that the table of codes names nobody. Removing a person ends their sessions (cascade).
+ * Times are epoch milliseconds. A session id, a verification's token and its code are kept only as digests (the code
+ * and the address as keyed ones, so that the table names nobody and a copy of it gives no code); until its mail is sent,
+ * the address and code are kept sealed with the service key (`mail_sealed`, emptied once sent or ended:
+ * docs/decisions/0037-verification-codes.md). A verification row is the outbox subscriber of its one mail (`id`).
  */
 export class InboxPeople1765900000000 implements MigrationInterface {
   name = 'InboxPeople1765900000000';
@@ -30,15 +32,20 @@ export class InboxPeople1765900000000 implements MigrationInterface {
     await queryRunner.query('CREATE INDEX inbox_sessions_person_idx ON inbox_sessions (person_id)');
     await queryRunner.query(`
       CREATE TABLE verification_codes (
-        id_hash varchar(64) PRIMARY KEY,
+        id varchar(36) PRIMARY KEY,
+        token_hash varchar(64) NOT NULL,
         purpose varchar(32) NOT NULL,
+        subject varchar(36),
         address_mac varchar(64) NOT NULL,
-        code_hash varchar(64) NOT NULL,
+        code_mac varchar(64) NOT NULL,
         attempts integer NOT NULL DEFAULT 0,
+        mail_sealed text,
+        failing_since bigint,
         created_at bigint NOT NULL,
         expires_at bigint NOT NULL,
         used_at bigint
       )`);
+    await queryRunner.query('CREATE UNIQUE INDEX verification_codes_token_idx ON verification_codes (token_hash)');
     await queryRunner.query('CREATE INDEX verification_codes_address_idx ON verification_codes (address_mac, created_at)');
     await queryRunner.query('CREATE INDEX verification_codes_created_idx ON verification_codes (created_at)');
   }

@@ -13,6 +13,7 @@ const MESSAGE_BY_CODE: Record<string, string> = {
   method_not_allowed: 'error.404',
   insufficient_scope: 'error.403',
   csrf_token_invalid: 'error.csrf',
+  rate_limited: 'error.rateLimited',
 };
 
 /**

@@ -74,6 +74,10 @@ export class InboxSessions {
     (req as RequestWithState).principal = state.person;
   }
 
+  personOf(req: Request): PersonPrincipal | undefined {
+    return inboxStateOf(req).person;
+  }
+
   /** Starts a session for a person: a fresh id (any previous session cookie of this browser is replaced, and ended). */
   async start(req: Request, res: Response, personId: string, now = Date.now()): Promise<void> {
     const previous = inboxStateOf(req).sessionHash;

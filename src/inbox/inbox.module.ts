@@ -4,6 +4,8 @@ import { InboxErrorFormat } from './inbox-error.format.js';
 import { InboxPageGuard } from './inbox-page.guard.js';
 import { InboxPages } from './inbox-pages.service.js';
 import { PeopleModule } from '../people/people.module.js';
+import { VerificationModule } from '../verification/verification.module.js';
+import { InboxSignIn } from './inbox-sign-in.service.js';
 import { InboxSessions } from './inbox-sessions.service.js';
 import { InboxController } from './inbox.controller.js';
 import { InboxMiddleware } from './inbox.middleware.js';
@@ -13,9 +15,9 @@ import { InboxMiddleware } from './inbox.middleware.js';
  * Page modules import it for InboxPages and @InboxPage().
  */
 @Module({
-  imports: [PeopleModule],
+  imports: [PeopleModule, VerificationModule],
   controllers: [InboxController, InboxAssetsController],
-  providers: [InboxSessions, InboxPages, InboxPageGuard, InboxErrorFormat],
+  providers: [InboxSessions, InboxPages, InboxPageGuard, InboxErrorFormat, InboxSignIn],
   exports: [InboxSessions, InboxPages, InboxPageGuard, PeopleModule],
 })
 export class InboxModule implements NestModule {

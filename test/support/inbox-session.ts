@@ -70,3 +70,37 @@ export function formBody(fields: Record<string, string | string[]>): string {
   for (const [name, value] of Object.entries(fields)) for (const one of [value].flat()) body.append(name, one);
   return body.toString();
 }
+
+/** The code a verification mail carries: the first six-digit number of its text part (as the issue promises). */
+export function codeOf(text: string): string {
+  const code = /(?<!\d)\d{6}(?!\d)/.exec(text)?.[0];
+  if (!code) throw new Error('the mail has no six-digit code');
+  return code;
+}
+
+/** A browser's cookie jar, enough for the inbox: every Set-Cookie taken in, Max-Age=0 removes. */
+export class CookieJar {
+  private readonly cookies = new Map<string, string>();
+
+  take(res: Response): this {
+    for (const line of [res.headers['set-cookie'] ?? []].flat()) {
+      const [pair, ...attributes] = line.split(';');
+      const [name, value] = [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)];
+      if (attributes.some((a) => a.trim() === 'Max-Age=0')) this.cookies.delete(name);
+      else this.cookies.set(name, value);
+    }
+    return this;
+  }
+
+  get(name: string): string | undefined {
+    return this.cookies.get(name);
+  }
+
+  set(name: string, value: string): void {
+    this.cookies.set(name, value);
+  }
+
+  get header(): string {
+    return [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
+  }
+}
