@@ -151,7 +151,7 @@ const WORDS = {
     'clients.secret.label': 'Segredo do cliente',
     'clients.secret.rotated.hint': 'O segredo anterior continua funcionando até {until}.',
     'clients.secret.rotated.now': 'O segredo anterior deixou de funcionar.',
-    'clients.secret.token': 'Para obter um token de acesso:',
+    'clients.secret.token': 'Para obter um token de acesso',
     'scope.leads:read': 'ler leads',
     'scope.leads:export': 'exportar leads',
     'scope.leads:write': 'enviar leads',
@@ -160,7 +160,7 @@ const WORDS = {
     'scope.leads:screen': 'revisar leads retidos',
     'scope.notifications:manage': 'gerenciar notificações',
 
-    'secret.once': 'Este segredo aparece só agora e nunca mais: ele é guardado apenas como hash. Copie-o para um cofre de segredos antes de sair desta página.',
+    'secret.once': 'Este segredo aparece só agora e não será mostrado de novo. Copie-o para um cofre de segredos antes de sair desta página.',
     'secret.done': 'Já guardei o segredo',
 
     'form.errors': 'Corrija o que está indicado abaixo.',
@@ -342,7 +342,7 @@ const WORDS = {
     'clients.secret.label': 'Client secret',
     'clients.secret.rotated.hint': 'The previous secret keeps working until {until}.',
     'clients.secret.rotated.now': 'The previous secret no longer works.',
-    'clients.secret.token': 'To get an access token:',
+    'clients.secret.token': 'To get an access token',
     'scope.leads:read': 'read leads',
     'scope.leads:export': 'export leads',
     'scope.leads:write': 'send leads',
@@ -351,7 +351,7 @@ const WORDS = {
     'scope.leads:screen': 'review held leads',
     'scope.notifications:manage': 'manage notifications',
 
-    'secret.once': 'This secret is shown now and never again: only its hash is stored. Copy it to a secret store before you leave this page.',
+    'secret.once': 'This secret is shown now and will not be shown again. Copy it to a secret store before you leave this page.',
     'secret.done': 'I have kept the secret',
 
     'form.errors': 'Please correct what is marked below.',
