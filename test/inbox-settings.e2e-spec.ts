@@ -7,6 +7,7 @@ import { createLogger, NestPinoLogger } from '../src/logging/logger.js';
 import type { Role } from '../src/people/roles.js';
 import { expectContract } from './support/contract.js';
 import { InboxPerson, signedInAs } from './support/inbox-session.js';
+import { until } from './support/recipient-steps.js';
 import { SmtpSink } from './support/smtp-sink.js';
 import { startTestApp, TestApp } from './support/test-app.js';
 import { WebhookReceiver } from './support/webhook-receiver.js';
@@ -59,16 +60,6 @@ describe('inbox settings', () => {
   const address = (name: string) => `${name}.${++seq}@empresa.example`;
 
   const signedIn = async (role: Role) => new Person(await signedInAs(t, role, address(role)), t.http);
-
-  async function until<T>(check: () => T | undefined | Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const value = await check();
-      if (value !== undefined) return value;
-      if (Date.now() > deadline) throw new Error('condition not met in time');
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-  }
 
   /** A query with `?` placeholders, on either database. */
   const rows = (sql: string, params: unknown[] = []) => {
@@ -185,7 +176,7 @@ describe('inbox settings', () => {
       expect([added.status, added.headers.location]).toEqual([303, '/inbox/settings/recipients?notice=added']);
       const [stored] = await rows('SELECT id, mode, language, status FROM notification_recipients WHERE email = ?', [email]);
       expect(stored).toEqual({ id: expect.any(String), mode: 'daily_digest', language: 'en', status: 'pending' });
-      const confirmation = await until(() => sink.to(email)[0]);
+      const confirmation = await until('the confirmation e-mail', () => sink.to(email)[0]);
       expect(confirmation.parsed.text).toMatch(/\/notifications\/confirm\?token=/);
 
       const page = await marketer.get(added.headers.location);
@@ -194,7 +185,7 @@ describe('inbox settings', () => {
 
       const resent = await marketer.post(`/inbox/settings/recipients/${stored.id}/resend`);
       expect([resent.status, resent.headers.location]).toEqual([303, '/inbox/settings/recipients?notice=resent']);
-      await until(() => (sink.to(email).length === 2 ? true : undefined));
+      await until('the second confirmation e-mail', () => (sink.to(email).length === 2 ? true : undefined));
 
       const removed = await marketer.post(`/inbox/settings/recipients/${stored.id}/remove`);
       expect([removed.status, removed.headers.location]).toEqual([303, '/inbox/settings/recipients?notice=removed']);
@@ -257,7 +248,7 @@ describe('inbox settings', () => {
       expect(JSON.parse(test.body)).toMatchObject({ type: 'webhook.test' });
       expect(signedBy(test, secret)).toBe(true);
 
-      const shown = await until(async () => {
+      const shown = await until('the delivery on the page', async () => {
         const res = await admin.get(tested.headers.location);
         return textOf(res.text).includes('entregue') ? res : undefined;
       });

@@ -91,14 +91,18 @@ export class SettingsPage {
     this.render(req, res, 'settings-secret', data.heading, data);
   }
 
-  /** Runs a form's action: a refusal a form can show renders `page` again with it; any other goes to the error page. */
-  async submit(form: Form, action: () => Promise<void>, page: (state: PageState) => Promise<void>): Promise<void> {
+  /**
+   * Runs a form's action and gives its result; a refusal a form can show renders `page` again with it (and gives
+   * undefined), any other goes to the error page.
+   */
+  async submit<T>(form: Form, action: () => Promise<T>, page: (state: PageState) => Promise<void>): Promise<T | undefined> {
     try {
-      await action();
+      return await action();
     } catch (error) {
       const problem = formProblem(error);
       if (!problem) throw error;
       await page({ problem, values: form });
+      return undefined;
     }
   }
 

@@ -30,27 +30,25 @@ export class SettingsRecipients {
   }
 
   async add(req: Request, res: Response, person: PersonPrincipal, form: Form): Promise<void> {
-    await this.page.submit(
+    const created = await this.page.submit(
       form,
-      async () => {
-        const created = await this.recipients.create(recipientCreateBody(form));
-        auditSettings(this.page.actor(req, person), 'recipient_added', { recipient_id: created.id });
-        this.page.redirect(res, `${LIST}?notice=added`);
-      },
+      () => this.recipients.create(recipientCreateBody(form)),
       (state) => this.list(req, res, state),
     );
+    if (!created) return;
+    auditSettings(this.page.actor(req, person), 'recipient_added', { recipient_id: created.id });
+    this.page.redirect(res, `${LIST}?notice=added`);
   }
 
   async resend(req: Request, res: Response, person: PersonPrincipal, id: string): Promise<void> {
-    await this.page.submit(
+    const recipient = await this.page.submit(
       new URLSearchParams(),
-      async () => {
-        const recipient = await this.recipients.resendConfirmation(id);
-        auditSettings(this.page.actor(req, person), 'recipient_confirmation_resent', { recipient_id: recipient.id });
-        this.page.redirect(res, `${LIST}?notice=resent`);
-      },
+      () => this.recipients.resendConfirmation(id),
       (state) => this.list(req, res, { problem: state.problem }),
     );
+    if (!recipient) return;
+    auditSettings(this.page.actor(req, person), 'recipient_confirmation_resent', { recipient_id: recipient.id });
+    this.page.redirect(res, `${LIST}?notice=resent`);
   }
 
   async remove(req: Request, res: Response, person: PersonPrincipal, id: string): Promise<void> {

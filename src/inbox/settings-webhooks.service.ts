@@ -38,16 +38,13 @@ export class SettingsWebhooks {
   }
 
   async create(req: Request, res: Response, person: PersonPrincipal, form: Form): Promise<void> {
-    let created: Awaited<ReturnType<WebhooksService['create']>> | undefined;
-    await this.page.submit(
+    const created = await this.page.submit(
       form,
-      async () => {
-        created = await this.webhooks.create(webhookCreateBody(form));
-        auditSettings(this.page.actor(req, person), 'webhook_created', { endpoint_id: created.id });
-      },
+      () => this.webhooks.create(webhookCreateBody(form)),
       (state) => this.list(req, res, state),
     );
     if (!created) return;
+    auditSettings(this.page.actor(req, person), 'webhook_created', { endpoint_id: created.id });
     this.page.secret(req, res, {
       heading: 'webhooks.secret.created',
       items: [{ id: 'webhook-secret', label: 'webhooks.secret.label', value: created.secret }],
