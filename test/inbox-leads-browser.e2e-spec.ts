@@ -4,10 +4,9 @@ import type { Page } from 'playwright-core';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { Lead } from '../src/leads/lead.entity.js';
 import { HAVE_CHROMIUM, InboxBrowser, Language, scrollsSideways } from './support/inbox-browser.js';
-import { operatorToken } from './support/operator-token.js';
 import { storeScreenedLead } from './support/screened-leads.js';
 import { describeIf } from './support/skips.js';
-import { WebhookReceiver } from './support/webhook-receiver.js';
+import { subscribedReceiver, WebhookReceiver } from './support/webhook-receiver.js';
 
 const HOSTILE = '<img src=x onerror="document.title=\'pwned\'"><script>document.title="pwned"</script>';
 
@@ -19,9 +18,7 @@ describeIf(['chromium'], HAVE_CHROMIUM)('the lead pages in Chromium', () => {
   beforeAll(async () => {
     inbox = await InboxBrowser.start({ WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_SCHEDULE: '50ms' });
     base = inbox.base;
-    receiver = await WebhookReceiver.start();
-    const manager = await operatorToken(inbox.t, 'webhooks:manage');
-    expect((await inbox.t.http.post('/api/v1/webhooks').set('Authorization', `Bearer ${manager}`).send({ url: receiver.url })).status).toBe(201);
+    receiver = await subscribedReceiver(inbox.t);
   });
   afterAll(async () => {
     await receiver?.close();
