@@ -1,11 +1,12 @@
 /** @system the built service in Chromium */
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { createServer, Server } from 'node:http';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { chromium } from 'playwright-core';
 import { Lead } from '../src/leads/lead.entity.js';
 import { OperatorClients } from '../src/oauth/operator-clients.service.js';
+import { CHROMIUM, CHROMIUM_FLAGS as FLAGS, HAVE_CHROMIUM } from './support/chromium.js';
 import { CaptchaStub, HCAPTCHA_TEST, TURNSTILE_TEST } from './support/captcha-stub.js';
 import { expectContract } from './support/contract.js';
 import { freePort } from './support/server-process.js';
@@ -13,20 +14,7 @@ import { countLeads, startTestApp, TestApp } from './support/test-app.js';
 import { SITE_PAGES } from './support/site-pages.js';
 import { describeIf } from './support/skips.js';
 
-/** Debian's chromium package; the suite never downloads a browser. */
-const CHROMIUM = '/usr/bin/chromium';
-const HAVE_CHROMIUM = existsSync(CHROMIUM);
 const ARTIFACTS = join(process.cwd(), 'test-artifacts', 'browser');
-const FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 /** A customer's page on another origin: the two pasted lines, nothing else from the service. */
 function customerPage(apiBase: string, extra = ''): string {

@@ -1,5 +1,6 @@
 /** @system the inbox's sign-in in Chromium, in pt-BR and English: code read from a real SMTP server, axe-core, screenshots */
-import { InboxBrowser, HAVE_CHROMIUM, CHROMIUM, scrollsSideways, tabOrder, WIDTHS, screenshots, expectAccessible, Language } from './support/inbox-browser.js';
+import { CHROMIUM, HAVE_CHROMIUM } from './support/chromium.js';
+import { InboxBrowser, scrollsSideways, tabOrder, WIDTHS, screenshots, expectAccessible, Language } from './support/inbox-browser.js';
 import { describeIf } from './support/skips.js';
 
 const describeBrowser = describeIf(['chromium'], HAVE_CHROMIUM);

@@ -4,19 +4,10 @@ import { createLogger, NestPinoLogger } from '../src/logging/logger.js';
 import { PeopleService } from '../src/people/people.service.js';
 import type { Role } from '../src/people/roles.js';
 import { expectContract } from './support/contract.js';
+import { eventually } from './support/eventually.js';
 import { codeOf, CookieJar, csrfOf, formBody, signedInAs } from './support/inbox-session.js';
 import { SmtpSink } from './support/smtp-sink.js';
 import { startTestApp, TestApp } from './support/test-app.js';
-
-async function eventually<T>(check: () => Promise<T | undefined> | T | undefined, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
 
 let counter = 0;
 /** Every address, code and session id the suite handles: none may reach a log line. */

@@ -1,29 +1,18 @@
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { chromium } from 'playwright-core';
 import { PeopleService } from '../../src/people/people.service.js';
 import type { Role } from '../../src/people/roles.js';
+import { CHROMIUM, CHROMIUM_FLAGS } from './chromium.js';
+import { eventually } from './eventually.js';
 import { codeOf } from './inbox-session.js';
 import { freePort } from './server-process.js';
 import { SmtpSink } from './smtp-sink.js';
 import { startTestApp, TestApp } from './test-app.js';
 
-/** Debian's chromium package; the suites never download a browser. */
-export const CHROMIUM = '/usr/bin/chromium';
-export const HAVE_CHROMIUM = existsSync(CHROMIUM);
 /** Where the inbox's screenshots go, at 375 and 1280 px, for a person to look at. */
 export const INBOX_ARTIFACTS = join(process.cwd(), 'test-artifacts', 'inbox');
-const FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const AXE = readFileSync(join(process.cwd(), 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
 export const WIDTHS = [375, 1280] as const;
 
@@ -52,7 +41,7 @@ export class InboxBrowser {
     const t = await startTestApp({ PUBLIC_BASE_URL: base, SMTP_URL: sink.url, WEBHOOK_POLL_INTERVAL: '20ms', ...env });
     await t.app.listen(port, '127.0.0.1');
     // launch() gives Chromium a new empty --user-data-dir of its own and deletes it on close.
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_FLAGS });
     return new InboxBrowser(t, base, sink, browser);
   }
 
@@ -112,12 +101,7 @@ export class InboxBrowser {
 
   /** The n-th mail (1-based) the SMTP server got for this address, waited for. */
   async mail(email: string, n: number) {
-    const deadline = Date.now() + 10_000;
-    while (this.sink.to(email).length < n) {
-      if (Date.now() > deadline) throw new Error(`no mail #${n} for the address in time`);
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-    return this.sink.to(email)[n - 1];
+    return eventually(() => this.sink.to(email)[n - 1]);
   }
 
   /** axe-core on the page (fails on a serious or critical violation), then screenshots at 375 and 1280 px. */
