@@ -4,6 +4,7 @@ import type { Response } from 'supertest';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { Lead } from '../src/leads/lead.entity.js';
 import { expectContract } from './support/contract.js';
+import { eventually } from './support/eventually.js';
 import { InboxPerson, signedInAs } from './support/inbox-session.js';
 import { operatorToken } from './support/operator-token.js';
 import { storeScreenedLead } from './support/screened-leads.js';
@@ -243,11 +244,10 @@ describe('the inbox’s lead pages', () => {
         const [delivery] = await receiver.waitFor(1);
         expect(JSON.parse(delivery.body)).toMatchObject({ type: 'lead.received', data: { id: held.id, screening: { verdict: 'accepted' } } });
         // The delivery shows on the lead's page once recorded; its address only to whoever manages webhooks.
-        let shown = '';
-        for (let i = 0; i < 50 && !shown.includes('Entregue'); i++) {
-          shown = (await page(admin, `/inbox/leads/${held.id}?done=released`)).text;
-          if (!shown.includes('Entregue')) await new Promise((resolve) => setTimeout(resolve, 50));
-        }
+        const shown = await eventually(async () => {
+          const text = (await page(admin, `/inbox/leads/${held.id}?done=released`)).text;
+          return text.includes('Entregue') ? text : undefined;
+        });
         expect(shown).toContain('Lead liberado');
         expect(shown).toContain('lead.received');
         expect(shown).toContain(receiver.url);
@@ -350,8 +350,7 @@ describe('the inbox’s lead pages', () => {
       const res = await download(marketer, `/inbox/export?origem=${origem}&q=joao&format=csv`);
       // The audit line is written when the stream has ended, which the client may see first.
       const auditOf = () => log.mock.calls.find(([line]) => (line as { route?: unknown })?.route === 'GET /inbox/export');
-      for (let i = 0; i < 50 && !auditOf(); i++) await new Promise((resolve) => setTimeout(resolve, 20));
-      const audit = auditOf();
+      const audit = await eventually(auditOf);
       log.mockRestore();
       expect(res.status).toBe(200);
       expect(res.headers['content-type']).toBe('text/csv; charset=utf-8; header=present');

@@ -2,7 +2,9 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { Lead } from '../src/leads/lead.entity.js';
-import { HAVE_CHROMIUM, InboxBrowser } from './support/inbox-browser.js';
+import { HAVE_CHROMIUM } from './support/chromium.js';
+import { InboxBrowser } from './support/inbox-browser.js';
+import { eventually } from './support/eventually.js';
 import { describeIf } from './support/skips.js';
 import { subscribedReceiver, WebhookReceiver } from './support/webhook-receiver.js';
 
@@ -75,14 +77,13 @@ describeIf(['chromium'], HAVE_CHROMIUM)('the inbox, walked through', () => {
         await page.locator('a[href="/inbox/held"]').first().click();
         await page.waitForURL(`${base}/inbox/held`);
         await inbox.check(page, `walk-${tag}-06-held`);
-        const before = receiver.received.filter((r) => JSON.parse(r.body).data?.id === held.body.id).length;
         await page.locator(`input[name="id"][value="${held.body.id}"]`).check();
         await page.getByRole('button', { name: words.release }).click();
         await page.waitForURL(/released=1/);
-        for (let i = 0; i < 250 && receiver.received.filter((r) => JSON.parse(r.body).data?.id === held.body.id).length === before; i++) {
-          await new Promise((resolve) => setTimeout(resolve, 20));
-        }
-        const arrived = receiver.received.map((r) => JSON.parse(r.body)).filter((event) => event.data?.id === held.body.id);
+        const arrived = await eventually(() => {
+          const events = receiver.received.map((r) => JSON.parse(r.body)).filter((event) => event.data?.id === held.body.id);
+          return events.length ? events : undefined;
+        });
         expect(arrived.map((event) => event.type)).toEqual(['lead.received']);
 
         // Export CSV and read the file back.
