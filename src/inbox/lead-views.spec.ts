@@ -40,6 +40,13 @@ describe('the lead pages’ words and formats', () => {
     expect([en.leads(1), en.leads(9999), en.leads(10_001), en.amount(10_001)]).toEqual(['1 lead', '9,999 leads', '10,000+ leads', '10,000+']);
   });
 
+  it('cuts a long name into pieces of graphemes for <wbr>, never inside one', () => {
+    const pt = format('pt-BR');
+    expect(pt.pieces('João Silva')).toEqual(['João Silva']);
+    expect(pt.pieces('a'.repeat(20) + 'é\u0301', 16)).toEqual(['a'.repeat(16), 'aaaaé\u0301']);
+    expect(pt.pieces('👩‍💻'.repeat(3), 2)).toEqual(['👩‍💻👩‍💻', '👩‍💻']);
+  });
+
   it('writes instants on the team’s clock', () => {
     expect(format('pt-BR').at('2026-11-27T15:04:05.000Z')).toBe('27/11/2026, 12:04:05');
     expect(format('en', 'UTC').at(Date.parse('2026-11-27T15:04:05.000Z'))).toBe('27/11/2026, 15:04:05');

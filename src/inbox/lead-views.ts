@@ -43,6 +43,17 @@ export class LeadsFormat {
     return n === 1 ? this.t('leads.count.one') : this.t('leads.count.other', { count: this.amount(n) });
   }
 
+  /**
+   * Text in pieces of at most `size` characters (graphemes), for a `<wbr>` between each: a heading holding a lead's
+   * name (the sender's text, maybe one long word) then wraps at 375 px instead of making the page scroll sideways.
+   */
+  pieces(text: string, size = 16): string[] {
+    const graphemes = [...GRAPHEMES.segment(text)].map((part) => part.segment);
+    const out: string[] = [];
+    for (let start = 0; start < graphemes.length; start += size) out.push(graphemes.slice(start, start + size).join(''));
+    return out;
+  }
+
   /** A path with these parameters, empty ones left out. */
   link(path: string, params: Readonly<Record<string, string | undefined>>): string {
     const query = new URLSearchParams();
@@ -64,5 +75,6 @@ export class LeadsFormat {
   }
 }
 
+const GRAPHEMES = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
 const FIELDS = ['since', 'until', 'origem', 'channel', 'screening', 'q', 'format'];
 const ERRORS = ['invalid_format', 'out_of_range', 'too_long', 'too_short'];
