@@ -133,17 +133,9 @@ export class InboxBrowser {
  */
 export async function expectAccessible(page: Page, name: string): Promise<void> {
   await page.evaluate(AXE);
-  const violations = await page.evaluate(async () => {
-    const axe = (
-      window as unknown as {
-        axe: {
-          run(context: Document, options: object): Promise<{ violations: { id: string; impact: string; help: string; nodes: { target: string[] }[] }[] }>;
-        };
-      }
-    ).axe;
-    const result = await axe.run(document, { resultTypes: ['violations'] });
-    return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((node) => node.target.join(' ')) }));
-  });
+  const violations = await page.evaluate<{ id: string; impact: string; help: string; targets: string[] }[]>(`axe
+    .run(document, { resultTypes: ['violations'] })
+    .then((result) => result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((node) => node.target.join(' ')) })))`);
   const severe = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
   if (severe.length) throw new Error(`${name}: axe found ${severe.map((v) => `${v.impact} ${v.id} (${v.help}) at ${v.targets.join(', ')}`).join('; ')}`);
 }
@@ -160,22 +152,21 @@ export async function screenshots(page: Page, name: string): Promise<void> {
 
 /** Whether the page scrolls sideways at its current width (a layout that does not fit a phone). */
 export function scrollsSideways(page: Page): Promise<boolean> {
-  return page.evaluate(() => document.documentElement.scrollWidth > document.documentElement.clientWidth);
+  return page.evaluate<boolean>('document.documentElement.scrollWidth > document.documentElement.clientWidth');
 }
 
 /** What Tab reaches from the top of the page, in order: a description of each focused element. */
 export async function tabOrder(page: Page, presses = 20): Promise<string[]> {
-  await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
+  await page.evaluate('document.activeElement?.blur()');
   const reached: string[] = [];
   for (let i = 0; i < presses; i++) {
     await page.keyboard.press('Tab');
     reached.push(
-      await page.evaluate(() => {
-        const el = document.activeElement as HTMLElement | null;
+      await page.evaluate<string>(`(() => {
+        const el = document.activeElement;
         if (!el || el === document.body) return 'body';
-        const name = el.getAttribute('name') ?? el.getAttribute('href') ?? el.textContent?.trim() ?? '';
-        return `${el.tagName.toLowerCase()}:${name}`;
-      }),
+        return el.tagName.toLowerCase() + ':' + (el.getAttribute('name') ?? el.getAttribute('href') ?? el.textContent?.trim() ?? '');
+      })()`),
     );
   }
   return reached;
