@@ -53,6 +53,11 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-unused-vars': ['error', { caughtErrors: 'none' }] },
   },
   {
+    // The inbox's script runs in its people's browsers, as a classic script beside htmx.
+    files: ['src/inbox/assets/*.js'],
+    languageOptions: { sourceType: 'script', globals: { document: 'readonly' } },
+  },
+  {
     files: ['**/*.cjs'],
     languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } },
     rules: { '@typescript-eslint/no-require-imports': 'off' },

@@ -10,13 +10,13 @@
 // window. Prints p50/p99 and their ratio to health's. Target (issue 20): p99 ≤ 15 ms for a page of 50, on both databases.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
-import { FREQUENT_EMAIL, hasTaskset, operatorToken, percentile, ROOT, SEED_START_MS, SEED_STEP_MS, seedSqlite, startService } from './support.mjs';
+import { FREQUENT_EMAIL, get, hasTaskset, operatorToken, percentile, ROOT, SEED_START_MS, SEED_STEP_MS, seedSqlite, startService } from './support.mjs';
 
 const PAGE = 50;
 
@@ -38,21 +38,6 @@ function parseArgs(argv) {
     else throw new Error(`Unknown option ${argv[i]}; see the head of bench/read.mjs`);
   }
   return options;
-}
-
-/** GET base+path with keep-alive; resolves to { status, body, ms }. */
-function get(agent, base, path, headers) {
-  return new Promise((done, fail) => {
-    const started = performance.now();
-    const req = request(base + path, { agent, headers }, (res) => {
-      const chunks = [];
-      res.on('data', (chunk) => chunks.push(chunk));
-      res.on('end', () => done({ status: res.statusCode, body: Buffer.concat(chunks), ms: performance.now() - started }));
-      res.on('error', fail);
-    });
-    req.on('error', fail);
-    req.end();
-  });
 }
 
 /**

@@ -3,6 +3,7 @@
 // the paired method's verdicts, and seeding leads straight into a SQLite file.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
+import { request } from 'node:http';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -323,7 +324,7 @@ export function seedSqlite(file, rows) {
   return (performance.now() - began) / 1000;
 }
 
-function uuidV7Like(ms, n) {
+export function uuidV7Like(ms, n) {
   const hex =
     ms.toString(16).padStart(12, '0') + (0x7000 + (n & 0xfff)).toString(16) + (0x8000 + ((n >> 12) & 0x3fff)).toString(16) + n.toString(16).padStart(12, '0');
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
@@ -371,4 +372,19 @@ export async function freshDatabase(kind, label) {
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** GET base+path with keep-alive; resolves to { status, body, ms }. */
+export function get(agent, base, path, headers) {
+  return new Promise((done, fail) => {
+    const started = performance.now();
+    const req = request(base + path, { agent, headers }, (res) => {
+      const chunks = [];
+      res.on('data', (chunk) => chunks.push(chunk));
+      res.on('end', () => done({ status: res.statusCode, body: Buffer.concat(chunks), ms: performance.now() - started }));
+      res.on('error', fail);
+    });
+    req.on('error', fail);
+    req.end();
+  });
 }

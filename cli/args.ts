@@ -37,6 +37,8 @@ const VALUE_OPTIONS = new Set<string>([
   'wait',
   'message',
   'screening',
+  'channel',
+  'q',
   'mode',
   'language',
 ]);

@@ -62,7 +62,9 @@ Operator: LEADS_CLIENT_SECRET renews an expired login; LEADS_CLIENT_ID with LEAD
 const FILTER_HELP = `Filters: --since <date or RFC 3339 time> --until <date or RFC 3339 time> (on received_at; a date such as
 2026-11-27 is a day in the service's time zone: --since from its 00:00, --until through its end),
 --origem <text>, --email <address> (exact, any case), --screening accepted|held|spam|all (the screening verdict:
-accepted, the default, is what reaches people; held leads wait for review).`;
+accepted, the default, is what reaches people; held leads wait for review), --channel api|form|mcp|cli,
+--q <words> (search by name, e-mail or empresa: every word starts a word of the lead's, accents and case aside,
+so --q joao finds João).`;
 
 const LEAD_INPUT_HELP = `Input: ${LEAD_FIELD_NAMES.map((name) => `--${name}`).join(' ')}, or a JSON object from --file <path>
 (--file - or piped stdin reads standard input). Flags override the fields of the JSON object.`;
@@ -181,7 +183,7 @@ function filterQuery(parsed: Parsed, names: string[]): URLSearchParams {
   for (const name of names) if (parsed.options[name] !== undefined) query.set(name, parsed.options[name]);
   return query;
 }
-const FILTERS = ['since', 'until', 'origem', 'email', 'screening'];
+const FILTERS = ['since', 'until', 'origem', 'email', 'screening', 'channel', 'q'];
 /** The most held leads the service counts in held_count (HELD_COUNT_CAP): that many means that many or more. */
 const HELD_COUNT_CAP = 1000;
 

@@ -17,6 +17,8 @@ import { FormTokensSpent1765400000000 } from './1765400000000-form-tokens-spent.
 import { OutboxChannels1765600000000 } from './1765600000000-outbox-channels.js';
 import { NotificationRecipients1765700000000 } from './1765700000000-notification-recipients.js';
 import { NotificationDigests1765800000000 } from './1765800000000-notification-digests.js';
+import { InboxPeople1765900000000 } from './1765900000000-inbox-people.js';
+import { LeadSearch1766000000000 } from './1766000000000-lead-search.js';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -36,4 +38,6 @@ export const MIGRATIONS = [
   OutboxChannels1765600000000,
   NotificationRecipients1765700000000,
   NotificationDigests1765800000000,
+  InboxPeople1765900000000,
+  LeadSearch1766000000000,
 ];

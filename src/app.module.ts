@@ -14,6 +14,9 @@ import { DocsModule } from './docs/docs.module.js';
 import { FormsModule } from './forms/forms.module.js';
 import { GraphqlModule } from './graphql/graphql.module.js';
 import { IdentityModule } from './identity/identity.module.js';
+import { InboxModule } from './inbox/inbox.module.js';
+import { LeadPagesModule } from './inbox/lead-pages.module.js';
+import { SettingsModule } from './inbox/settings.module.js';
 import { LeadsModule } from './leads/leads.module.js';
 import { MailModule } from './mail/mail.module.js';
 import { McpModule } from './mcp/mcp.module.js';
@@ -58,6 +61,9 @@ export class AppModule implements NestModule {
         NotificationsModule,
         DataSubjectModule,
         NotificationDigestModule,
+        InboxModule,
+        LeadPagesModule,
+        SettingsModule,
       ],
       providers: [
         // In this order: who is calling decides which rate-limit tier applies, and a caller refused by either gets

@@ -179,6 +179,14 @@ describe('list', () => {
     expect(feira.data.map((lead) => lead.email)).toEqual((await storedLeads("origem = 'feira'")).map((lead) => lead.email));
     const one = JSON.parse((await run(['list', '--email', 'LEAD3@Example.com'])).stdout) as { data: StoredLead[] };
     expect(one.data.map((lead) => lead.email)).toEqual(['lead3@example.com']);
+    // A search: the start of a word of nome, e-mail or empresa, any case; refused with exit 2 when it is no search.
+    const found = JSON.parse((await run(['list', '--q', 'LEAD4', '--screening', 'all'])).stdout) as { data: StoredLead[] };
+    expect(found.data.map((lead) => lead.email)).toEqual(['lead4@example.com']);
+    const leads = JSON.parse((await run(['list', '--q', 'lead', '--channel', 'api'])).stdout) as { data: StoredLead[] };
+    expect(leads.data.map((lead) => lead.id)).toEqual((await storedLeads("channel = 'api'")).map((lead) => lead.id));
+    expect(leads.data.length).toBeGreaterThanOrEqual(5);
+    const refused = await run(['list', '--q', '@@']);
+    expect([refused.code, refused.stderr]).toEqual([2, expect.stringContaining('q')]);
 
     // Plain dates, as a person types them: days in the service's time zone.
     const since = JSON.parse((await run(['list', '--limit', '200', '--since', '2026-01-01'])).stdout) as { data: StoredLead[] };

@@ -409,7 +409,15 @@ describe('GraphQL for operators: leads and lead', () => {
           route: 'POST /api/v1/graphql leads',
           client_id: 'crm-reader',
           request_id: res.headers['x-request-id'],
-          filters: { since: '2020-01-01T00:00:00.000Z', until: '2020-01-02T00:00:00.000Z', origem: null, email_filter: true, screening: 'accepted' },
+          filters: {
+            since: '2020-01-01T00:00:00.000Z',
+            until: '2020-01-02T00:00:00.000Z',
+            origem: null,
+            email_filter: true,
+            screening: 'accepted',
+            channel: null,
+            search: false,
+          },
           rows: 1,
         },
         {

@@ -418,7 +418,7 @@ describe('exporting leads: GET /api/v1/leads/export', () => {
           route: 'GET /api/v1/leads/export',
           client_id: 'crm-export',
           request_id: res.headers['x-request-id'],
-          filters: { since: '2026-01-01T03:00:00.000Z', until: null, origem: null, email_filter: true, screening: 'accepted' },
+          filters: { since: '2026-01-01T03:00:00.000Z', until: null, origem: null, email_filter: true, screening: 'accepted', channel: null, search: false },
           rows: 1,
           format: 'csv',
           delimiter: ';',

@@ -386,7 +386,7 @@ describe('reading leads: GET /api/v1/leads and /api/v1/leads/{id}', () => {
             route: 'GET /api/v1/leads',
             client_id: 'crm-reader',
             request_id: res.headers['x-request-id'],
-            filters: { since: '2026-01-01T03:00:00.000Z', until: null, origem: 'x', email_filter: true, screening: 'accepted' },
+            filters: { since: '2026-01-01T03:00:00.000Z', until: null, origem: 'x', email_filter: true, screening: 'accepted', channel: null, search: false },
             rows: 0,
           },
           'leads read',
@@ -394,7 +394,15 @@ describe('reading leads: GET /api/v1/leads and /api/v1/leads/{id}', () => {
       ]);
       const plain = await list(`?since=${WINDOW.since}&until=${WINDOW.until}&limit=4`);
       expect(auditLines()[1][0]).toMatchObject({
-        filters: { since: '2020-01-01T00:00:00.000Z', until: '2020-01-02T00:00:00.000Z', origem: null, email_filter: false, screening: 'accepted' },
+        filters: {
+          since: '2020-01-01T00:00:00.000Z',
+          until: '2020-01-02T00:00:00.000Z',
+          origem: null,
+          email_filter: false,
+          screening: 'accepted',
+          channel: null,
+          search: false,
+        },
         rows: 4,
       });
       expect(plain.body.data).toHaveLength(4);

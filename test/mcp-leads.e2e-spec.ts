@@ -133,7 +133,7 @@ describe('MCP for operators: list_leads and get_lead', () => {
       expect(tools.list_leads.inputSchema).toEqual({
         type: 'object',
         properties: Object.fromEntries(
-          ['Limit', 'Cursor', 'Since', 'Until', 'Origem', 'Email', 'ScreeningFilter'].map((name) => [
+          ['Limit', 'Cursor', 'Since', 'Until', 'Origem', 'Email', 'ScreeningFilter', 'Channel', 'Q'].map((name) => [
             parameters[name].name,
             { ...parameters[name].schema, description: parameters[name].description },
           ]),
@@ -320,7 +320,7 @@ describe('MCP for operators: list_leads and get_lead', () => {
           route: 'MCP list_leads',
           client_id: 'crm-reader',
           request_id: page.headers['x-request-id'],
-          filters: { since: '2026-01-01T03:00:00.000Z', until: null, origem: null, email_filter: true, screening: 'accepted' },
+          filters: { since: '2026-01-01T03:00:00.000Z', until: null, origem: null, email_filter: true, screening: 'accepted', channel: null, search: false },
           rows: 1,
         },
         {

@@ -4,6 +4,7 @@ import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum.js';
 import { DiscoveryService, MetadataScanner, ModulesContainer, Reflector } from '@nestjs/core';
 import { openApiSecurity, routeAuth } from '../src/auth/bearer.guard.js';
 import { routeBody } from '../src/body/body.guard.js';
+import { inboxSecurity, pageRule } from '../src/inbox/inbox-page.guard.js';
 import { CONTRACT } from './support/contract.js';
 import { startTestApp, TestApp } from './support/test-app.js';
 
@@ -48,7 +49,7 @@ function routesOf(t: TestApp): Route[] {
             method: RequestMethod[Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod].toLowerCase(),
             path: join(prefix, path),
             name: `${controller.name}.${methodName}`,
-            security: openApiSecurity(routeAuth(reflector, context)),
+            security: inboxSecurity(pageRule(reflector, context)) ?? openApiSecurity(routeAuth(reflector, context)),
             consumes: routeBody(reflector, context)?.mediaType,
             readsBody: Object.keys(args).some((key) => key.split(':')[0] === String(RouteParamtypes.BODY)),
           });
@@ -99,7 +100,7 @@ describe('routes and the contract', () => {
     expect(unserved.map((operation) => operation.operationId)).toEqual([]);
   });
 
-  it('states for each operation the security its route’s decorator gives (none, @OptionalBearer(), @RequireScopes())', () => {
+  it('states for each operation the security its route’s decorator gives (none, @OptionalBearer(), @RequireScopes(), @InboxPage())', () => {
     const found = operations.filter(routeFor).map((operation) => [operation.operationId, operation.security ?? CONTRACT.security]);
     const expected = operations.filter(routeFor).map((operation) => [operation.operationId, routeFor(operation).security]);
     expect(found).toEqual(expected);

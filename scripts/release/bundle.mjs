@@ -84,6 +84,22 @@ export async function bundleService() {
         },
       },
       {
+        // The inbox's templates and assets (src/inbox/views, src/inbox/assets, htmx) the same way; compiling the
+        // templates here first checks them as a start would.
+        name: 'inbox-files',
+        setup(onBuild) {
+          onBuild.onLoad({ filter: /[\\/]dist[\\/]src[\\/]inbox[\\/]inbox-files\.js$/ }, async ({ path }) => {
+            const { VIEW_FILES, ASSET_FILES } = await import(pathToFileURL(path).href);
+            const { InboxViews } = await import(pathToFileURL(path.replace(/inbox-files\.js$/, 'inbox-views.js')).href);
+            new InboxViews(VIEW_FILES);
+            return {
+              contents: `export const VIEW_FILES = ${JSON.stringify(VIEW_FILES)};\nexport const ASSET_FILES = ${JSON.stringify(ASSET_FILES)};\n`,
+              loader: 'js',
+            };
+          });
+        },
+      },
+      {
         // @nestjs/typeorm looks up `Connection` and `AbstractRepository`, which TypeORM 1.x no longer has, with a runtime
         // require() that esbuild cannot follow: it loaded a second, unbundled TypeORM (2.5 MB of source) to find nothing.
         name: 'typeorm-compat',

@@ -15,6 +15,7 @@ export interface Caller {
 export function callerOf(req: Request): Caller {
   const principal = principalOf(req);
   if (principal.kind === 'agent') return { scope: `agent:${principal.registrationId}`, registrationId: principal.registrationId, clientId: null };
+  if (principal.kind === 'person') return { scope: `person:${principal.userId}`, registrationId: null, clientId: null };
   if (principal.kind === 'operator') return { scope: `operator:${principal.clientId}`, registrationId: null, clientId: principal.clientId };
   return { scope: `ip:${clientIp(req)}`, registrationId: null, clientId: null };
 }

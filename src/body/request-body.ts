@@ -117,6 +117,31 @@ function parseJson(raw: Buffer | undefined): unknown {
   return parsed.syntax ? new AppError('malformed_json', 'The request body is not valid JSON.') : validationFailed(parsed.errors);
 }
 
+const INBOX_FORM = Symbol('inbox form');
+
+/**
+ * The fields of an inbox form (application/x-www-form-urlencoded, UTF-8, within the same body limit as every body):
+ * accepted under /inbox only, where the pages post them; a field may repeat (bulk actions send `id` once per lead).
+ * Anything else is 415 unsupported_media_type, answered as the inbox's error page.
+ */
+export function inboxFormOf(req: Request): URLSearchParams {
+  const cached = (req as Request & { [INBOX_FORM]?: URLSearchParams })[INBOX_FORM];
+  if (cached) return cached;
+  const { mediaType, charset, raw } = outcomeOf(req);
+  if (!req.path.startsWith('/inbox/') || mediaType !== FORM_MEDIA_TYPE || (charset !== undefined && charset !== 'utf-8')) {
+    throw new AppError('unsupported_media_type', `Inbox forms are sent as ${FORM_MEDIA_TYPE} in UTF-8${mediaType ? `, not ${mediaType}` : ''}.`);
+  }
+  let text: string;
+  try {
+    text = raw ? utf8.decode(raw) : '';
+  } catch {
+    throw new AppError('invalid_encoding', 'The form is not valid UTF-8.');
+  }
+  const form = new URLSearchParams(text);
+  (req as Request & { [INBOX_FORM]?: URLSearchParams })[INBOX_FORM] = form;
+  return form;
+}
+
 const MULTIPART_FORM_MEDIA_TYPE = 'multipart/form-data';
 
 /**

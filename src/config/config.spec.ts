@@ -60,6 +60,7 @@ describe('loadConfig', () => {
         agentRefreshGraceMs: 30_000,
         exportMaxConcurrent: 2,
         exportPageSize: 500,
+        inbox: { idleTimeoutMs: 8 * 3_600_000, sessionLifetimeMs: 7 * 86_400_000, verificationMailDailyLimit: 500 },
         apiDeprecations: [],
         timeZone: 'America/Sao_Paulo',
         leadRetentionDays: null,
@@ -603,6 +604,27 @@ describe('loadConfig', () => {
       expectRefused('WEBHOOKS_ALLOW_PRIVATE_IN_PRODUCTION', 'yes', { NODE_ENV: 'production', WEBHOOKS_ALLOW_PRIVATE: 'true' });
     });
   });
+  describe('inbox', () => {
+    it('reads the session timeouts and the daily cap of verification mail', () => {
+      expect(loadConfig({ INBOX_IDLE_TIMEOUT: '30m', INBOX_SESSION_LIFETIME: '1d', VERIFICATION_MAIL_DAILY_LIMIT: '20' }).inbox).toEqual({
+        idleTimeoutMs: 1_800_000,
+        sessionLifetimeMs: 86_400_000,
+        verificationMailDailyLimit: 20,
+      });
+    });
+
+    it.each([
+      ['INBOX_IDLE_TIMEOUT', '8'],
+      ['INBOX_IDLE_TIMEOUT', '30s'],
+      ['INBOX_IDLE_TIMEOUT', '8d'],
+      ['INBOX_SESSION_LIFETIME', '2y'],
+      ['VERIFICATION_MAIL_DAILY_LIMIT', '-1'],
+      ['VERIFICATION_MAIL_DAILY_LIMIT', 'many'],
+    ])('refuses %s=%s', (name, value) => {
+      expectRefused(name, value);
+    });
+  });
+
   describe('mail', () => {
     const rsa = generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
     const dkim = { DKIM_DOMAIN: 'empresa.example', DKIM_SELECTOR: 'leads2026', DKIM_PRIVATE_KEY: rsa };

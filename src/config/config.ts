@@ -110,7 +110,18 @@ export interface AppConfig {
    * PostgreSQL needs it (src/secrets/secrets-key.ts), but maintenance commands that read no secret run without it.
    */
   secretsKey?: Buffer;
+  /** The inbox (issue 35): how long its sessions last. */
+  inbox: InboxConfig;
   version: string;
+}
+
+export interface InboxConfig {
+  /** A session unused this long ends (INBOX_IDLE_TIMEOUT, default 8h), in milliseconds. */
+  idleTimeoutMs: number;
+  /** A session ends this long after sign-in whatever its use (INBOX_SESSION_LIFETIME, default 7d), in milliseconds. */
+  sessionLifetimeMs: number;
+  /** Verification mails sent per UTC day, all addresses together (VERIFICATION_MAIL_DAILY_LIMIT, default 500). */
+  verificationMailDailyLimit: number;
 }
 
 export interface MailConfig {
@@ -284,7 +295,19 @@ export function loadConfig(env: Env = process.env, stdoutIsTerminal = process.st
     mail: parseMail(value, port),
     notifyDigestAt: parseClockTime('NOTIFY_DIGEST_AT', value('NOTIFY_DIGEST_AT') ?? '08:00'),
     secretsKey: parseSecretsKey(value('SECRETS_KEY')),
+    inbox: parseInbox(value),
     version: packageVersion(),
+  });
+}
+
+function parseInbox(value: (name: string) => string | undefined): InboxConfig {
+  const idleTimeoutMs = parseDuration('INBOX_IDLE_TIMEOUT', value('INBOX_IDLE_TIMEOUT') ?? '8h', 60_000, 30 * DAY_MS);
+  const sessionLifetimeMs = parseDuration('INBOX_SESSION_LIFETIME', value('INBOX_SESSION_LIFETIME') ?? '7d', 60_000, 365 * DAY_MS);
+  if (idleTimeoutMs > sessionLifetimeMs) throw new ConfigError('INBOX_IDLE_TIMEOUT', 'must not be longer than INBOX_SESSION_LIFETIME');
+  return Object.freeze({
+    idleTimeoutMs,
+    sessionLifetimeMs,
+    verificationMailDailyLimit: parseInteger('VERIFICATION_MAIL_DAILY_LIMIT', value('VERIFICATION_MAIL_DAILY_LIMIT'), 500, 0, 1_000_000),
   });
 }
 

@@ -11,5 +11,7 @@ import { LeadRetention } from './lead-retention.service.js';
   imports: [LeadsModule, OutboxModule],
   controllers: [DataSubjectController],
   providers: [DataSubjectService, LeadEraser, LeadRetention],
+  // The inbox's lead page makes the same requests for a person (src/inbox/).
+  exports: [DataSubjectService],
 })
 export class DataSubjectModule {}

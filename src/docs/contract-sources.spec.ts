@@ -19,6 +19,9 @@ const COMPONENT_FILES: Record<string, string> = {
   'path-items.yaml': 'pathItems',
 };
 
+/** A module's paths: paths.yaml, or <area>-paths.yaml where one module's paths are split by area (openapi/inbox/). */
+const isPaths = (file: string) => /(^|-)paths\.yaml$/.test(basename(file));
+
 const sources = readdirSync('openapi', { recursive: true, encoding: 'utf8' })
   .filter((file) => file.includes('/') && file.endsWith('.yaml'))
   .map((file) => ({ file, keys: Object.keys(parse(readFileSync(join('openapi', file), 'utf8')) ?? {}) }));
@@ -26,12 +29,12 @@ const sources = readdirSync('openapi', { recursive: true, encoding: 'utf8' })
 describe('the contract sources under openapi/', () => {
   it('are module files this test knows how to read', () => {
     expect(sources.length).toBeGreaterThan(10);
-    expect(sources.map(({ file }) => basename(file)).filter((name) => name !== 'paths.yaml' && !COMPONENT_FILES[name])).toEqual([]);
+    expect(sources.map(({ file }) => basename(file)).filter((name) => !isPaths(name) && !COMPONENT_FILES[name])).toEqual([]);
   });
 
   it('are in the served bundle: each path of a paths.yaml under its path, each component under its name', () => {
     const missing = sources.flatMap(({ file, keys }) => {
-      const section = basename(file) === 'paths.yaml' ? CONTRACT.paths : CONTRACT.components[COMPONENT_FILES[basename(file)]];
+      const section = isPaths(file) ? CONTRACT.paths : CONTRACT.components[COMPONENT_FILES[basename(file)]];
       return keys.filter((key) => !section?.[key]).map((key) => `${file}: ${key}`);
     });
     expect(missing).toEqual([]);
@@ -39,7 +42,7 @@ describe('the contract sources under openapi/', () => {
 
   it('define each path and component once', () => {
     const seen = sources.flatMap(({ file, keys }) =>
-      keys.map((key) => `${basename(file) === 'paths.yaml' ? 'paths' : COMPONENT_FILES[basename(file)]}/${key}`),
+      keys.map((key) => `${isPaths(file) ? 'paths' : COMPONENT_FILES[basename(file)]}/${key}`),
     );
     expect(seen.filter((key, i) => seen.indexOf(key) !== i)).toEqual([]);
   });

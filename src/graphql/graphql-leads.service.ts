@@ -16,7 +16,15 @@ const READ_SCOPE = 'leads:read';
 export interface LeadsArgs {
   first?: number | null;
   after?: string | null;
-  filter?: { since?: unknown; until?: unknown; origem?: string | null; email?: string | null; screening?: string | null } | null;
+  filter?: {
+    since?: unknown;
+    until?: unknown;
+    origem?: string | null;
+    email?: string | null;
+    screening?: string | null;
+    channel?: string | null;
+    q?: string | null;
+  } | null;
 }
 
 export interface LeadConnection {
@@ -34,6 +42,8 @@ const ARGUMENTS: Record<string, string> = {
   origem: 'filter.origem',
   email: 'filter.email',
   screening: 'filter.screening',
+  channel: 'filter.channel',
+  q: 'filter.q',
 };
 
 /**
@@ -61,6 +71,8 @@ export class GraphqlLeadsService {
           origem: filter?.origem,
           email: filter?.email,
           screening: filter?.screening,
+          channel: filter?.channel,
+          q: filter?.q,
         }),
         this.config.timeZone,
       );

@@ -7,7 +7,7 @@ const logger = new Logger('LeadAudit');
 export interface LeadRead {
   /** What was read through, e.g. `GET /api/v1/leads`, `GET /api/v1/leads/{id}`, `GET /api/v1/leads/export`. */
   route: string;
-  /** The operator client whose token was used (null for any other caller). */
+  /** The operator client whose token was used, or `person:<user id>` for a person of the inbox (actorOf); else null. */
   clientId: string | null;
   requestId: string;
   filter?: LeadFilter;
@@ -49,7 +49,8 @@ export function auditScreening(decision: LeadScreeningDecision): void {
 
 /**
  * The audit line of a read of stored leads, at info: who, through what, which filters and how many rows. It carries no
- * personal data: of the e-mail filter only whether there was one (origem is a campaign label, dates are not personal).
+ * personal data: of the e-mail filter and the search only whether there was one (origem is a campaign label, dates are
+ * not personal).
  */
 export function auditRead(read: LeadRead): void {
   const filter = read.filter ?? {};
@@ -65,8 +66,8 @@ export function auditRead(read: LeadRead): void {
         until: filter.until?.toISOString() ?? null,
         origem: filter.origem ?? null,
         email_filter: filter.email !== undefined,
-        // Which verdicts a list read: held and spam leads are read only when asked for.
-        ...(read.filter ? { screening: filter.screening ?? 'all' } : {}),
+        // Which verdicts a list read: held and spam leads are read only when asked for; a search's words are personal data.
+        ...(read.filter ? { screening: filter.screening ?? 'all', channel: filter.channel ?? null, search: filter.q !== undefined } : {}),
       },
       rows: read.rows,
       ...(read.leadId === undefined ? {} : { lead_id: read.leadId }),

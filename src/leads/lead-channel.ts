@@ -1,7 +1,8 @@
 import type { Request } from 'express';
 
 /** The surface a lead came through: a label for marketers, worked out by the service, never read from the body or used for a decision. */
-export type LeadChannel = 'api' | 'form' | 'mcp' | 'cli';
+export const LEAD_CHANNELS = ['api', 'form', 'mcp', 'cli'] as const;
+export type LeadChannel = (typeof LEAD_CHANNELS)[number];
 
 /** The User-Agent of the command-line client (cli/leads.ts: `leads-cli/<version> (node …)`). */
 const CLI_USER_AGENT = 'leads-cli/';

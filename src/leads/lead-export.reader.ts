@@ -18,7 +18,7 @@ const DECIDED_AT = RECORD_COLUMNS.indexOf('screening_decided_at');
 const SQLITE_DATETIME = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}$/;
 
 /**
- * The export's pages: LeadReader's keyset query (the same filters, order and SQL as the list), each page as arrays
+ * The export's pages: LeadReader's keyset queries (the same filters, order and SQL as the list), each page as arrays
  * rather than LeadView objects. On SQLite the query runs as a better-sqlite3 statement in raw mode, which returns
  * arrays without building an object per row: twice the rows per second of the objects TypeORM returns
  * (docs/decisions/0024-streamed-export.md).
@@ -38,9 +38,13 @@ export class LeadExportReader {
 
   /** Up to `limit` leads after `after`, in list order: one short query. */
   async page(filter: LeadFilter, limit: number, after?: LeadPosition): Promise<LeadRecord[]> {
-    const { sql, params } = this.reader.keysetQuery(filter, limit, after);
+    const queries = this.reader.keysetQueries(filter, limit, after);
     if (this.sqlite) {
-      const records = this.statement(sql).all(params) as unknown[][];
+      let records: unknown[][] = [];
+      for (const { sql, params } of queries) {
+        records = this.statement(sql).all(params) as unknown[][];
+        if (records.length === limit) break;
+      }
       for (const record of records) {
         record[RECEIVED_AT] = this.receivedAt(record[RECEIVED_AT]);
         // Null only in a SQLite row no service wrote (the column is nullable there): the automatic verdict's instant.
@@ -48,6 +52,8 @@ export class LeadExportReader {
       }
       return records as LeadRecord[];
     }
+    // One query on PostgreSQL.
+    const [{ sql, params }] = queries;
     const rows = (await this.dataSource.query(sql, params)) as Record<string, unknown>[];
     return rows.map(
       (row) =>

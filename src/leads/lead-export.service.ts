@@ -3,7 +3,7 @@ import { pipeline, Readable } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { callerOf } from '../auth/caller.decorator.js';
+import { actorOf } from '../auth/actor.js';
 import { AppConfig } from '../config/config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { safeError } from '../logging/safe-error.js';
@@ -55,9 +55,9 @@ export class LeadExportService {
   /**
    * Answers the export on `res`. Until the first page is read, a failure (bad query, busy, database down) is thrown
    * and becomes a problem; after the headers are sent, one destroys the connection, so that a client never takes a
-   * truncated file for a whole one.
+   * truncated file for a whole one. `route` names the door in the audit line (the API's, or the inbox's).
    */
-  async export(query: LeadExportQuery, req: Request, res: Response): Promise<void> {
+  async export(query: LeadExportQuery, req: Request, res: Response, route = 'GET /api/v1/leads/export'): Promise<void> {
     const request = exportRequestOf(query, this.timeZone);
     // HEAD gets GET's headers without an export that nobody would receive.
     if (req.method === 'HEAD') {
@@ -87,8 +87,8 @@ export class LeadExportService {
       const outcome: ExportOutcome = !error ? 'completed' : (error as NodeJS.ErrnoException).code === 'ERR_STREAM_PREMATURE_CLOSE' ? 'client_gone' : 'failed';
       if (outcome === 'failed') this.logger.error({ error: safeError(error) }, 'export failed after its headers were sent; connection closed');
       auditRead({
-        route: 'GET /api/v1/leads/export',
-        clientId: callerOf(req).clientId,
+        route,
+        clientId: actorOf(req),
         requestId: requestIdOf(req),
         filter: request.filter,
         rows: progress.rows,

@@ -4,7 +4,9 @@ import { IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLen
 import { invalidQuery } from '../problem/app-error.js';
 import { SCREENING_VERDICTS, ScreeningVerdict } from '../screening/screening.js';
 import { zoneClock } from '../time/time-zone.js';
+import { LEAD_CHANNELS, LeadChannel } from './lead-channel.js';
 import { LEAD_FIELDS } from './lead-rules.js';
+import { MAX_QUERY_LENGTH, searchPhrases } from './lead-search.js';
 import { LeadFilter, MAX_PAGE_SIZE } from './lead-reader.service.js';
 import { CalendarDay, INSTANT_RANGE, parseDateTime, parseFullDate } from './rfc3339.js';
 
@@ -18,6 +20,18 @@ const isDateOrDateTime = (message: string) =>
 /** Stored values never hold control characters (lead-rules refuses them), and PostgreSQL errs on a NUL in a text parameter. */
 const NO_CONTROLS = /^\P{Cc}*$/u;
 const noControls = (name: string) => Matches(NO_CONTROLS, { message: `${name} must not contain control characters.` });
+
+const CHANNEL = `channel must be ${LEAD_CHANNELS.join(', ')}.`;
+const Q = `q must be 1 to ${MAX_QUERY_LENGTH} characters: words that start a word of the lead's nome, e-mail or empresa (accents and letter case aside).`;
+/** At most `max` code points (class-validator's MaxLength counts some pairs as one, and variation selectors as none). */
+const MaxCodePoints = (max: number, options: { message: string }) =>
+  ValidateBy({ name: 'maxLength', validator: { validate: (value) => typeof value === 'string' && [...value].length <= max } }, options);
+/** A search with no letter or digit would match nothing: refused, so that the caller learns why. */
+const searchable = () =>
+  ValidateBy(
+    { name: 'searchable', validator: { validate: (value) => typeof value === 'string' && searchPhrases(value).length > 0 } },
+    { message: 'q must hold at least one letter or digit: punctuation and spaces only separate words.' },
+  );
 
 const LIMIT = `limit must be an integer from 1 to ${MAX_PAGE_SIZE}.`;
 
@@ -49,6 +63,17 @@ export class LeadFilterQuery {
   @IsOptional() @IsString() @MinLength(1) @MaxLength(LEAD_FIELDS.email.max) @noControls('email') email?: string;
 
   @IsOptional() @IsIn(SCREENING_FILTERS, { message: SCREENING }) screening?: ScreeningFilter;
+
+  @IsOptional() @IsIn(LEAD_CHANNELS, { message: CHANNEL }) channel?: LeadChannel;
+
+  // The first rule from the top that fails names the code: not a string, a control character, empty, too long, no word.
+  @IsOptional()
+  @IsString({ message: Q })
+  @noControls('q')
+  @ValidateBy({ name: 'minLength', validator: { validate: (value) => typeof value === 'string' && value.length > 0 } }, { message: Q })
+  @MaxCodePoints(MAX_QUERY_LENGTH, { message: Q })
+  @searchable()
+  q?: string;
 }
 
 /**
@@ -59,7 +84,7 @@ export function leadFilterOf(query: LeadFilterQuery, timeZone: string): LeadFilt
   const since = query.since instanceof CalendarDay ? startOf(query.since, timeZone) : query.since;
   const until = query.until instanceof CalendarDay ? startOf(query.until.next(), timeZone) : query.until;
   const screening = query.screening ?? DEFAULT_SCREENING;
-  const filter: LeadFilter = { since, until, origem: query.origem, email: query.email };
+  const filter: LeadFilter = { since, until, origem: query.origem, email: query.email, channel: query.channel, q: query.q };
   if (screening !== 'all') filter.screening = screening as ScreeningVerdict;
   if (filter.since && filter.until && filter.since > filter.until) {
     throw invalidQuery([{ parameter: 'until', code: 'out_of_range', detail: 'until must not be before since (since is inclusive, until exclusive).' }]);

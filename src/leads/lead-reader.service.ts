@@ -1,12 +1,13 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { Injectable } from '@nestjs/common';
+import { Injectable, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata.js';
 import type { LeadChannel } from './lead-channel.js';
 import { Lead } from './lead.entity.js';
 import { foldEmail } from './lead-rules.js';
+import { ftsQuery, likePattern, searchPhrases, tsQuery } from './lead-search.js';
 import type { LeadContext } from './lead-context.js';
 import type { LegalBasisView } from './legal-bases.js';
 import { AUTOMATIC_DECISION, ScreeningReason, ScreeningVerdict, ScreeningView } from '../screening/screening.js';
@@ -72,6 +73,13 @@ export interface LeadFilter {
   email?: string;
   /** Only leads of this verdict; every verdict when absent (the read surfaces default to `accepted`: leadFilterOf). */
   screening?: ScreeningVerdict;
+  /** Exact. */
+  channel?: LeadChannel;
+  /**
+   * The search `q` (lead-search.ts): every whitespace-separated term starts a word of the lead's nome, e-mail or
+   * empresa, accents and letter case aside. A `q` without a letter or digit matches nothing.
+   */
+  q?: string;
 }
 
 /** Where a lead stands in list order: its received_at (ms) and id. */
@@ -100,6 +108,11 @@ export class InvalidCursor extends Error {
     this.name = 'InvalidCursor';
   }
 }
+
+/** How many of the newest leads a search on SQLite reads row by row before it asks the FTS5 index (keysetQueries). */
+const RECENT_SCAN = 4000;
+/** One lead in this many of the newest having a word makes it common (countedBy). */
+const COMMON_SHARE = 20;
 
 /** The largest page any surface may ask for. */
 export const MAX_PAGE_SIZE = 200;
@@ -152,14 +165,26 @@ type Row = Omit<LeadView, 'received_at' | 'legal_bases' | 'context' | 'screening
  * reads every instance's cursors (docs/decisions/0023-lead-read-api.md).
  */
 @Injectable()
-export class LeadReader {
+export class LeadReader implements OnModuleInit {
   private readonly receivedAt: ColumnMetadata;
   private readonly sqlite: boolean;
   private key?: Promise<Buffer>;
+  /**
+   * PostgreSQL's search: `like` (LIKE ' word%' over pg_trgm's GIN index) or `words` (the built-in text search's prefix
+   * query over its GIN index, where pg_trgm could not be created). Both give the same leads (lead-search.e2e-spec.ts).
+   */
+  private pgSearch: 'like' | 'words' = 'like';
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {
     this.receivedAt = dataSource.getMetadata(Lead).findColumnWithPropertyName('receivedAt')!;
     this.sqlite = dataSource.options.type === 'better-sqlite3';
+  }
+
+  /** Which index migration 1766000000000 made on PostgreSQL decides the query that uses it. */
+  async onModuleInit(): Promise<void> {
+    if (this.sqlite) return;
+    const rows = (await this.dataSource.query(`SELECT 1 FROM pg_indexes WHERE tablename = 'leads' AND indexname = 'leads_search_words_idx'`)) as unknown[];
+    this.pgSearch = rows.length ? 'words' : 'like';
   }
 
   /**
@@ -173,8 +198,9 @@ export class LeadReader {
     const key = await this.cursorKey();
     const binding = options.purpose === undefined ? filterBinding(filter) : `${options.purpose}\n${filterBinding(filter)}`;
     const after = cursor === undefined ? undefined : openCursor(key, binding, cursor);
-    const rows = await this.rowsInParts(filter, limit + 1, after, options.readPart ?? limit + 1);
-    const heldCount = await this.heldCount(filter);
+    const { rows, scanned } = await this.rowsInParts(filter, limit + 1, after, options.readPart ?? limit + 1);
+    // A search the newest leads answered is for a common word: its held leads are found the same way.
+    const heldCount = await this.heldCount(filter, scanned ? 'scan' : 'index');
     const data = rows.slice(0, limit);
     const cursorAfter = (index: number) => sealCursor(key, binding, Date.parse(data[index].received_at), data[index].id);
     return { data, cursorAfter, nextCursor: rows.length > limit ? cursorAfter(data.length - 1) : null, heldCount };
@@ -182,13 +208,38 @@ export class LeadReader {
 
   /**
    * The held leads the filter's other conditions select, whatever its verdict, counted up to HELD_COUNT_CAP: one query
-   * over leads_screening_idx (verdict, received_at) that stops at the cap.
+   * over leads_screening_idx (verdict, received_at) that stops at the cap. A search on SQLite through its FTS5 index,
+   * or (`scan`, for a common word) by reading the held leads' search_folded in that index's order.
    */
-  async heldCount(filter: LeadFilter): Promise<number> {
-    const { where, params } = this.conditions({ ...filter, screening: 'held' });
+  async heldCount(filter: LeadFilter, search: 'index' | 'scan' = 'index'): Promise<number> {
+    const { where, params } = this.conditions({ ...filter, screening: 'held' }, undefined, 0, search);
     const sql = `SELECT COUNT(*) AS n FROM (SELECT 1 FROM leads WHERE ${where.join(' AND ')} LIMIT ${HELD_COUNT_CAP}) AS held`;
     const [row] = (await this.dataSource.query(sql, params)) as { n: number | string }[];
     return Number(row.n);
+  }
+
+  /**
+   * How many leads the filter selects, exactly up to `cap`; cap + 1 means more than `cap` (the inbox shows "10 000+").
+   * One query that stops after cap + 1 rows, so it stays short at any number of leads.
+   */
+  async countUpTo(filter: LeadFilter, cap: number): Promise<number> {
+    if (!Number.isInteger(cap) || cap < 0) throw new RangeError('cap must be a non-negative integer');
+    const { where, params } = this.conditions(filter, undefined, 0, await this.countedBy(filter));
+    const sql = `SELECT COUNT(*) AS n FROM (SELECT 1 FROM leads${where.length ? ` WHERE ${where.join(' AND ')}` : ''} LIMIT ${cap + 1}) AS counted`;
+    const [row] = (await this.dataSource.query(sql, params)) as { n: number | string }[];
+    return Number(row.n);
+  }
+
+  /**
+   * How a search on SQLite is counted: a word that one in COMMON_SHARE of the newest RECENT_SCAN leads has is common,
+   * and counted by reading leads in list order (the count stops early); a rarer one through the FTS5 index, which then
+   * hands over few leads to read.
+   */
+  private async countedBy(filter: LeadFilter): Promise<'index' | 'scan'> {
+    if (!this.sqlite || filter.q === undefined) return 'index';
+    const { sql, params } = this.recentScan(filter, 'COUNT(*) AS n', RECENT_SCAN);
+    const [row] = (await this.dataSource.query(sql, params)) as { n: number }[];
+    return Number(row.n) * COMMON_SHARE >= RECENT_SCAN ? 'scan' : 'index';
   }
 
   /** How many leads the filter selects: one COUNT over the screening index (the digest's total for a day). */
@@ -204,32 +255,63 @@ export class LeadReader {
    * rows() for a large page: keyset queries of at most `part` rows each, one after the other, with a turn of the event
    * loop between them (on SQLite a query holds the loop while it runs).
    */
-  private async rowsInParts(filter: LeadFilter, limit: number, after: LeadPosition | undefined, part: number): Promise<LeadView[]> {
+  private async rowsInParts(filter: LeadFilter, limit: number, after: LeadPosition | undefined, part: number): Promise<{ rows: LeadView[]; scanned: boolean }> {
     const rows: LeadView[] = [];
+    let scanned = false;
     for (let position = after; rows.length < limit;) {
       const want = Math.min(part, limit - rows.length);
-      const got = await this.rows(filter, want, position);
-      rows.push(...got);
-      if (got.length < want || rows.length === limit) break;
-      position = { receivedAt: Date.parse(got[got.length - 1].received_at), id: got[got.length - 1].id };
+      const got = await this.rowsOf(filter, want, position);
+      if (position === after) scanned = got.scanned;
+      rows.push(...got.rows);
+      if (got.rows.length < want || rows.length === limit) break;
+      position = { receivedAt: Date.parse(rows[rows.length - 1].received_at), id: rows[rows.length - 1].id };
       await nextTurn();
     }
-    return rows;
+    return { rows, scanned };
   }
 
   /** Up to `limit` leads the filter selects, after the lead at `after`, in list order, without cursors. */
   async rows(filter: LeadFilter, limit: number, after?: LeadPosition): Promise<LeadView[]> {
-    const { sql, params } = this.keysetQuery(filter, limit, after);
-    const rows = (await this.dataSource.query(sql, params)) as Row[];
-    return rows.map((row) => this.view(row));
+    return (await this.rowsOf(filter, limit, after)).rows;
+  }
+
+  /** rows(), and whether the first of keysetQueries (the scan of the newest leads, for a search on SQLite) answered. */
+  private async rowsOf(filter: LeadFilter, limit: number, after?: LeadPosition): Promise<{ rows: LeadView[]; scanned: boolean }> {
+    const queries = this.keysetQueries(filter, limit, after);
+    let rows: Row[] = [];
+    for (const [i, { sql, params }] of queries.entries()) {
+      rows = (await this.dataSource.query(sql, params)) as Row[];
+      if (rows.length === limit) return { rows: rows.map((row) => this.view(row)), scanned: i === 0 && queries.length > 1 };
+    }
+    return { rows: rows.map((row) => this.view(row)), scanned: false };
   }
 
   /**
-   * The one short keyset query of a page: LEAD_VIEW_COLUMNS of up to `limit` leads after `after`, in list order. rows()
-   * runs it; the export (lead-export.reader.ts) runs it for its larger pages, as arrays.
+   * The keyset queries of a page: LEAD_VIEW_COLUMNS of up to `limit` leads after `after`, in list order. Run in turn
+   * until one gives `limit` rows; the last one's answer is the page. One query, but for a search on SQLite two:
+   * first the newest RECENT_SCAN leads of the other filters, searched row by row (a common word fills the page there,
+   * where the FTS5 index would hand over every lead that has it, to be read and sorted: 1.5 s for a name one lead in
+   * five has, at a million leads), then the FTS5 index (a rare word: few leads to read). rows() runs them; the export
+   * (lead-export.reader.ts) runs them for its larger pages, as arrays.
    */
-  keysetQuery(filter: LeadFilter, limit: number, after?: LeadPosition): { sql: string; params: unknown[] } {
-    const { where, params } = this.conditions(filter, after);
+  keysetQueries(filter: LeadFilter, limit: number, after?: LeadPosition): { sql: string; params: unknown[] }[] {
+    const indexed = this.keysetQuery(filter, limit, after);
+    if (!this.sqlite || filter.q === undefined) return [indexed];
+    const scan = this.recentScan(filter, COLUMNS, Math.max(RECENT_SCAN, limit * 20), after);
+    return [{ sql: `${scan.sql} ORDER BY received_at DESC, id DESC LIMIT ${limit}`, params: scan.params }, indexed];
+  }
+
+  /** `select` over those of the newest `newest` leads of the filter's other conditions (after `after`) that its search finds. */
+  private recentScan(filter: LeadFilter, select: string, newest: number, after?: LeadPosition): { sql: string; params: unknown[] } {
+    const { where, params } = this.conditions({ ...filter, q: undefined }, after);
+    const { where: search, params: searchParams } = this.conditions({ q: filter.q }, undefined, params.length);
+    const recent = `SELECT ${COLUMNS}, search_folded FROM leads${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY received_at DESC, id DESC LIMIT ${newest}`;
+    return { sql: `SELECT ${select} FROM (${recent}) AS recent WHERE ${search.join(' AND ')}`, params: [...params, ...searchParams] };
+  }
+
+  /** The keyset query of a page over the search index (FTS5 on SQLite). */
+  private keysetQuery(filter: LeadFilter, limit: number, after?: LeadPosition): { sql: string; params: unknown[] } {
+    const { where, params } = this.conditions(filter, after, 0, 'index');
     const sql = `SELECT ${COLUMNS} FROM leads${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY received_at DESC, id DESC LIMIT ${limit}`;
     return { sql, params };
   }
@@ -238,19 +320,34 @@ export class LeadReader {
    * The WHERE conditions of a filter, and after a position. The verdict comes first, an equality, so that with the
    * dates alone the screening index (screening_verdict, received_at DESC, id DESC) serves the keyset order.
    */
-  private conditions(filter: LeadFilter, after?: LeadPosition): { where: string[]; params: unknown[] } {
+  private conditions(filter: LeadFilter, after?: LeadPosition, offset = 0, search: 'index' | 'scan' = 'scan'): { where: string[]; params: unknown[] } {
     const params: unknown[] = [];
-    const param = (value: unknown) => this.dataSource.driver.createParameter(`p${params.push(value)}`, params.length - 1);
+    const param = (value: unknown) => this.dataSource.driver.createParameter(`p${offset + params.push(value)}`, offset + params.length - 1);
     const where: string[] = [];
     if (filter.screening !== undefined) where.push(`screening_verdict = ${param(filter.screening)}`);
     if (filter.email !== undefined) where.push(`email_folded = ${param(foldEmail(filter.email))}`);
     if (filter.origem !== undefined) where.push(`origem = ${param(filter.origem)}`);
+    if (filter.channel !== undefined) where.push(`channel = ${param(filter.channel)}`);
+    if (filter.q !== undefined) where.push(this.search(filter.q, param, search));
     if (filter.since !== undefined) where.push(`received_at >= ${param(this.stored(filter.since))}`);
     // After a cursor, `until` is implied (the cursor's lead met it) and left out: beside the row value, SQLite would seek
     // from `until` and walk every row down to the cursor.
     if (filter.until !== undefined && !after) where.push(`received_at < ${param(this.stored(filter.until))}`);
     if (after) where.push(`(received_at, id) < (${param(this.stored(new Date(after.receivedAt)))}, ${param(after.id)})`);
     return { where, params };
+  }
+
+  /**
+   * The condition of a search: each phrase of `q` (searchPhrases) at the start of a word of search_folded. On SQLite
+   * through the FTS5 index (`index`) or by reading search_folded (`scan`, SQLite's LIKE: the folded text holds no
+   * letter whose case it would fold); on PostgreSQL the query its index answers.
+   */
+  private search(q: string, param: (value: unknown) => string, using: 'index' | 'scan'): string {
+    const phrases = searchPhrases(q);
+    if (phrases.length === 0) return '1 = 0';
+    if (this.sqlite && using === 'index') return `rowid IN (SELECT rowid FROM leads_search WHERE leads_search MATCH ${param(ftsQuery(phrases))})`;
+    if (this.pgSearch === 'words') return `to_tsvector('simple', search_folded) @@ to_tsquery('simple', ${param(tsQuery(phrases))})`;
+    return phrases.map((phrase) => `search_folded LIKE ${param(likePattern(phrase))}`).join(' AND ');
   }
 
   /** received_at as the database gave it, as a LeadView shows it: ISO 8601 in UTC with milliseconds. */
@@ -343,13 +440,17 @@ const CURSOR_PAYLOAD = /^(\d{1,15})\.([0-9a-f-]{36})$/;
 
 /** What a cursor is bound to: the filter as the query compares it (dates to the millisecond, the e-mail folded). */
 export function filterBinding(filter: LeadFilter): string {
-  return JSON.stringify([
+  const binding: unknown[] = [
     filter.since?.getTime() ?? null,
     filter.until?.getTime() ?? null,
     filter.origem ?? null,
     filter.email === undefined ? null : foldEmail(filter.email),
     filter.screening ?? 'all',
-  ]);
+  ];
+  // Only when given, so that the cursors issued before these filters existed stay valid. `q` as the query compares it:
+  // the same phrases are the same search ("João  Silva" and "joao silva").
+  if (filter.channel !== undefined || filter.q !== undefined) binding.push(filter.channel ?? null, filter.q === undefined ? null : searchPhrases(filter.q));
+  return JSON.stringify(binding);
 }
 
 /**

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Request } from 'express';
 import { DataSource, EntityTarget, ObjectLiteral } from 'typeorm';
-import { callerOf } from '../auth/caller.decorator.js';
+import { actorOf } from '../auth/actor.js';
 import { escapePointer } from '../body/strict-json.js';
 import { EntityInsert } from '../database/insert-transaction.js';
 import { StepTransactions, Steps } from '../database/step-transaction.js';
@@ -58,11 +58,12 @@ export class LeadScreeningService {
     this.released.push(listener);
   }
 
-  /** The decision in `body` applied to the lead `id`, by the operator client calling; its view after. */
+  /** The decision in `body` applied to the lead `id`, by the operator client or inbox person calling; its view after. */
   async decide(id: string, body: Record<string, unknown>, req: Request): Promise<LeadView> {
     const verdict = decisionOf(body);
     const canonical = id.toLowerCase();
-    const decidedBy = callerOf(req).clientId!;
+    // The operator client, or `person:<user id>` for a person of the inbox.
+    const decidedBy = actorOf(req)!;
     const result = CANONICAL_UUID.test(canonical) ? await this.transactions.run(() => this.steps(canonical, verdict, decidedBy, new Date())) : undefined;
     if (!result) throw new AppError('lead_not_found', 'No stored lead has this id.');
     if (result.announced) for (const listener of this.released) listener();

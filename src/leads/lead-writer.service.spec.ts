@@ -78,6 +78,7 @@ function lead(overrides: Partial<Lead> = {}): Lead {
     nome: 'Maria Souza',
     email: 'maria@example.com.br',
     emailFolded: 'maria@example.com.br',
+    searchFolded: ' maria souza maria example com br',
     telefone: null,
     telefoneE164: null,
     empresa: null,

@@ -20,6 +20,10 @@ export class Lead {
   @Column({ type: 'varchar', name: 'email_folded' })
   emailFolded: string;
 
+  /** searchDocument(nome, email, empresa) (lead-search.ts): what `q` searches, through leads_search (SQLite) or a GIN index. */
+  @Column({ type: 'text', name: 'search_folded' })
+  searchFolded: string;
+
   @Column({ type: 'varchar', nullable: true })
   telefone: string | null;
 

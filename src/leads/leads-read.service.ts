@@ -78,6 +78,8 @@ export class LeadsReadService {
     if (filter.email !== undefined) query.set('email', filter.email);
     // The default (accepted) is left out, as a client would write it.
     if (filter.screening !== 'accepted') query.set('screening', filter.screening ?? 'all');
+    if (filter.channel !== undefined) query.set('channel', filter.channel);
+    if (filter.q !== undefined) query.set('q', filter.q);
     query.set('limit', String(limit));
     query.set('cursor', cursor);
     return `${this.listUrl}?${query}`;

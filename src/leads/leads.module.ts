@@ -35,7 +35,8 @@ import { ScreeningModule } from '../screening/screening.module.js';
   ],
   // LeadWriter: other modules add their rows to the transaction that stores a lead (LeadWriter.alsoWrite). LeadReader:
   // the one read path of every surface (REST, GraphQL, MCP, export). LeadScreeningService: other modules add their rows to
-  // the transaction that first releases a held lead (LeadScreeningService.onRelease).
-  exports: [LeadsService, LeadValidationService, LeadWriter, LeadReader, LeadScreeningService],
+  // the transaction that first releases a held lead (LeadScreeningService.onRelease). LeadExportService: the inbox's
+  // export button streams through it.
+  exports: [LeadsService, LeadValidationService, LeadWriter, LeadReader, LeadScreeningService, LeadExportService],
 })
 export class LeadsModule {}

@@ -10,6 +10,7 @@ import { Lead } from './lead.entity.js';
 import { consentTextSha256, LegalBasisInput, LegalBasisView } from './legal-bases.js';
 import type { LeadChannel } from './lead-channel.js';
 import { foldEmail, LEAD_FIELD_NAMES } from './lead-rules.js';
+import { searchDocument } from './lead-search.js';
 import type { NormalisedLead } from './normalised-lead.js';
 import { LeadValidationService } from './lead-validation.service.js';
 import { LeadWriter } from './lead-writer.service.js';
@@ -73,6 +74,7 @@ export class LeadsService implements OnModuleInit {
       nome: lead.nome,
       email: lead.email,
       emailFolded: foldEmail(lead.email),
+      searchFolded: searchDocument(lead.nome, lead.email, lead.empresa ?? null),
       telefone: lead.telefone ?? null,
       telefoneE164: lead.telefone_e164 ?? null,
       empresa: lead.empresa ?? null,

@@ -2,12 +2,21 @@ import { Eta } from 'eta';
 import type { LeadView } from '../leads/lead-reader.service.js';
 import { CONTEXT_MEMBERS } from '../leads/lead-context.js';
 import { oneLine } from './mail-message.js';
-import type { ConfirmationMail, DigestMail, LeadNotificationMail, MailLanguage, MailTemplates, RenderedMail, TestMail } from './mail-templates.js';
+import type {
+  ConfirmationMail,
+  DigestMail,
+  LeadNotificationMail,
+  MailLanguage,
+  MailTemplates,
+  RenderedMail,
+  TestMail,
+  VerificationMail,
+} from './mail-templates.js';
 import { TEMPLATE_FILES } from './template-files.js';
 
 export const MAIL_LANGUAGES: readonly MailLanguage[] = ['pt-BR', 'en'];
 /** The e-mails, each a file per language: `<mail>.<language>.eta`. */
-export const MAIL_NAMES = ['confirmation', 'lead-notification', 'digest', 'test'] as const;
+export const MAIL_NAMES = ['confirmation', 'lead-notification', 'digest', 'test', 'verification'] as const;
 export type MailName = (typeof MAIL_NAMES)[number];
 /** The most leads a digest lists; past it, the count and the export link. */
 export const DIGEST_TABLE_MAX = 200;
@@ -51,7 +60,7 @@ export function templateSections(file: string, source: string): Partial<Record<P
 }
 
 /**
- * The four e-mails in pt-BR and English, from the eta templates of src/mail/templates/ (embedded by the release build).
+ * The e-mails in pt-BR and English, from the eta templates of src/mail/templates/ (embedded by the release build).
  * Lead data is the attacker's: the HTML part escapes every interpolation (`<%= %>`), subjects are one line, and a lead
  * whose recipient takes no personal data reaches the templates as its id alone, so no template can show more.
  */
@@ -128,6 +137,10 @@ export class EtaMailTemplates implements MailTemplates {
 
   test(language: MailLanguage, mail: TestMail): RenderedMail {
     return this.render('test', language, { unsubscribeUrl: mail.unsubscribeUrl });
+  }
+
+  verification(language: MailLanguage, mail: VerificationMail): RenderedMail {
+    return this.render('verification', language, { code: mail.code, minutes: mail.minutes });
   }
 
   private render(mail: MailName, language: MailLanguage, data: object): RenderedMail {

@@ -43,6 +43,15 @@ export interface DigestMail extends Unsubscribable {
   includePersonalData: boolean;
 }
 
+/**
+ * A verification code (src/verification/): the code is in the subject and is the first six-digit number of the text
+ * part, so that a mail client or a test finds it; no word of the mail comes from whoever asked for it.
+ */
+export interface VerificationMail {
+  code: string;
+  minutes: number;
+}
+
 /** A recipient's test message (`POST …/{id}/test`). */
 export type TestMail = Unsubscribable;
 
@@ -52,6 +61,7 @@ export interface MailTemplates {
   leadNotification(language: MailLanguage, mail: LeadNotificationMail): RenderedMail;
   digest(language: MailLanguage, mail: DigestMail): RenderedMail;
   test(language: MailLanguage, mail: TestMail): RenderedMail;
+  verification(language: MailLanguage, mail: VerificationMail): RenderedMail;
 }
 
 export const MAIL_TEMPLATES = Symbol('MAIL_TEMPLATES');

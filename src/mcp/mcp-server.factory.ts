@@ -39,7 +39,7 @@ const INSTRUCTIONS =
 /** The scope of the operator tools that read stored leads. */
 const READ_SCOPE = 'leads:read';
 /** list_leads's arguments: GET /api/v1/leads's parameters. */
-const LIST_ARGUMENTS = new Set(['limit', 'cursor', 'since', 'until', 'origem', 'email', 'screening']);
+const LIST_ARGUMENTS = new Set(['limit', 'cursor', 'since', 'until', 'origem', 'email', 'screening', 'channel', 'q']);
 
 /** A query or path parameter as the contract states it. */
 interface ContractParameter {
@@ -280,9 +280,10 @@ export class McpServerFactory {
             'pass next_cursor as cursor with the same filters; next_cursor null is the last page. Filters: since (inclusive) and until ' +
             '(exclusive), RFC 3339 date-times with a time zone, or dates such as 2026-11-27 (since from 00:00 of that day, until through ' +
             "its end, in the service's time zone); origem (exact); email (any letter case); screening (accepted, the default, held, spam " +
-            'or all). held_count: the leads awaiting review under the same filters (up to 1000). Leads are personal data: show them only ' +
+            'or all); channel (api, form, mcp or cli); q, a search by name, e-mail or empresa (each term starts a word, accents and ' +
+            'letter case aside: joao finds João). held_count: the leads awaiting review under the same filters (up to 1000). Leads are personal data: show them only ' +
             'to people entitled to them.',
-          inputSchema: schema(this.queryInput(['Limit', 'Cursor', 'Since', 'Until', 'Origem', 'Email', 'ScreeningFilter'])),
+          inputSchema: schema(this.queryInput(['Limit', 'Cursor', 'Since', 'Until', 'Origem', 'Email', 'ScreeningFilter', 'Channel', 'Q'])),
           annotations: READ_ONLY,
         },
         run: (args, call) => this.listLeads(args, call),

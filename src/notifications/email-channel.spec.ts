@@ -18,6 +18,7 @@ const templates: MailTemplates = {
   leadNotification: (language, mail) => ({ subject: `lead ${language}`, text: JSON.stringify(mail), html: '<p>lead</p>' }),
   digest: () => ({ subject: 'digest', text: '', html: '' }),
   test: (language, mail) => ({ subject: `test ${language}`, text: mail.unsubscribeUrl, html: '<p>test</p>' }),
+  verification: () => ({ subject: 'verification', text: '', html: '' }),
 };
 
 const LEAD = {

@@ -31,7 +31,7 @@ import { RecipientLinks } from './recipient-links.js';
     ConfirmationComposer,
     TestComposer,
   ],
-  exports: [MailComposers, NotificationRecipientsStore, RecipientLinks],
+  exports: [MailComposers, NotificationRecipientsStore, NotificationRecipientsService, RecipientLinks],
 })
 export class NotificationsModule implements OnModuleInit {
   constructor(

@@ -15,6 +15,6 @@ import { TokenService } from './token.service.js';
   imports: [TypeOrmModule.forFeature([AgentRegistration, AgentRefreshToken, SigningKey, RevokedToken, OperatorClient])],
   controllers: [OAuthController],
   providers: [KeyStore, TokenService, OperatorClients, OAuthErrorFormat],
-  exports: [KeyStore, TokenService],
+  exports: [KeyStore, TokenService, OperatorClients],
 })
 export class OAuthModule {}

@@ -8,6 +8,22 @@ import { messageId, messagePayload } from './outbox-events.js';
 
 export type DeliveryState = 'pending' | 'delivered' | 'failed' | 'skipped';
 
+/** One delivery of a lead's message, with its latest attempt (OutboxStore.leadDeliveries). */
+export interface LeadDelivery {
+  messageId: string;
+  eventType: string;
+  createdAt: number;
+  channel: string;
+  subscriberId: string;
+  state: DeliveryState;
+  attempts: number;
+  updatedAt: number;
+  lastAttempt: { at: number; outcome: AttemptRecord['outcome']; statusCode: number | null; error: string | null } | null;
+}
+
+/** The most deliveries a lead's page lists. */
+export const LEAD_DELIVERIES_MAX = 200;
+
 /** What an attempt (or a skip) leaves: its log row, and its delivery's next state and step in the retry schedule. */
 export interface Outcome {
   record: AttemptRecord;
@@ -410,6 +426,53 @@ export class OutboxStore {
       [cutoff],
     );
     return { messages: messages.length, attempts: attempts.length };
+  }
+
+  /**
+   * What the outbox did with a lead's messages (the inbox's lead page): each delivery, of every channel, with its state
+   * and its latest attempt. Bounded: a lead has a message or two, each for at most the subscribers that exist (capped).
+   */
+  async leadDeliveries(leadId: string): Promise<LeadDelivery[]> {
+    const p = this.p.bind(this);
+    const rows = await this.query<Record<string, unknown>>(
+      `SELECT m.id AS message_id, m.event_type, m.created_at, d.channel, d.endpoint_id, d.state, d.attempts, d.updated_at
+        FROM webhook_messages m JOIN webhook_deliveries d ON d.message_id = m.id WHERE m.lead_id = ${p(1)}
+        ORDER BY m.created_at, m.id, d.channel, d.endpoint_id LIMIT ${LEAD_DELIVERIES_MAX}`,
+      [leadId],
+    );
+    if (rows.length === 0) return [];
+    const messageIds = [...new Set(rows.map((row) => row.message_id as string))];
+    const attempts = await this.query<Record<string, unknown>>(
+      `SELECT message_id, endpoint_id, attempted_at, outcome, status_code, error FROM webhook_attempts
+        WHERE message_id IN (${this.list(1, messageIds.length)}) ORDER BY attempted_at DESC, id DESC LIMIT ${LARGE_BATCH}`,
+      messageIds,
+    );
+    const latest = new Map<string, Record<string, unknown>>();
+    for (const attempt of attempts) {
+      const key = `${attempt.message_id as string} ${attempt.endpoint_id as string}`;
+      if (!latest.has(key)) latest.set(key, attempt);
+    }
+    return rows.map((row) => {
+      const last = latest.get(`${row.message_id as string} ${row.endpoint_id as string}`);
+      return {
+        messageId: row.message_id as string,
+        eventType: row.event_type as string,
+        createdAt: Number(row.created_at),
+        channel: row.channel as string,
+        subscriberId: row.endpoint_id as string,
+        state: row.state as DeliveryState,
+        attempts: Number(row.attempts),
+        updatedAt: Number(row.updated_at),
+        lastAttempt: last
+          ? {
+              at: Number(last.attempted_at),
+              outcome: last.outcome as AttemptRecord['outcome'],
+              statusCode: last.status_code === null ? null : Number(last.status_code),
+              error: (last.error as string | null) ?? null,
+            }
+          : null,
+      };
+    });
   }
 
   /** What health reports: deliveries waiting for an attempt plus messages not yet fanned out, and the oldest's age. */

@@ -13,6 +13,8 @@ const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'tr
 const PROBLEM = '#/components/schemas/Problem';
 /** Errors that are not problems: JSON-RPC errors of the MCP transport, GraphQL responses that could not execute. */
 const PROTOCOL_ERRORS = ['#/components/schemas/JsonRpcErrorResponse', '#/components/schemas/GraphQLResponse'];
+/** The inbox's error page: the same problem, as a page in the person's language, beside its application/problem+json. */
+const ERROR_PAGE = '#/components/schemas/InboxErrorPage';
 const CATALOG: Record<string, number> = Object.fromEntries(Object.entries(ERROR_CATALOG).map(([code, entry]) => [code, entry.status]));
 
 function resolve(node: Json): Json {
@@ -66,6 +68,7 @@ const media = [...operations, ...components].flatMap(({ where, status, response 
     content: content as Json,
     problem: madeOf(content.schema).includes(PROBLEM),
     protocol: madeOf(content.schema).some((ref) => PROTOCOL_ERRORS.includes(ref)),
+    page: madeOf(content.schema).includes(ERROR_PAGE) && Boolean((response.content as Json)['application/problem+json']),
     codes: codesOf(content.schema ?? {}),
   })),
 );
@@ -82,8 +85,8 @@ describe('the error codes of the contract', () => {
     expect(problems.length).toBeGreaterThan(operations.length);
   });
 
-  it('documents every error of an operation as a problem, or as a JSON-RPC or GraphQL error', () => {
-    const neither = media.filter((entry) => entry.status !== undefined && !entry.problem && !entry.protocol).map((entry) => entry.where);
+  it('documents every error of an operation as a problem, or as a JSON-RPC or GraphQL error (or an inbox page of a problem)', () => {
+    const neither = media.filter((entry) => entry.status !== undefined && !entry.problem && !entry.protocol && !entry.page).map((entry) => entry.where);
     expect(neither).toEqual([]);
   });
 

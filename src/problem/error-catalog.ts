@@ -119,6 +119,12 @@ export const ERROR_CATALOG = {
     hint: 'Send Authorization: Bearer <access token> with a token that grants the scope named in WWW-Authenticate.',
     description: 'The operation needs an access token and the request carried none (RFC 6750 §3).',
   },
+  inbox_sign_in_required: {
+    status: 401,
+    title: 'Sign-in required',
+    hint: 'Sign in to the inbox at /inbox/sign-in; a browser is sent there (303) with the page as its return path.',
+    description: 'An inbox page or action needs a signed-in person, and the request carried no live session (none, ended, or timed out).',
+  },
   insufficient_scope: {
     status: 403,
     title: 'Insufficient scope',
@@ -131,6 +137,13 @@ export const ERROR_CATALOG = {
     hint: 'Confirm from the page the e-mail links to (on this service), or from a client that sends no Origin header.',
     description:
       "The confirmation form was posted from a page of another site: its Origin header is not PUBLIC_BASE_URL's origin (a browser sends Origin: null from a page that hides it). Nothing was confirmed.",
+  },
+  csrf_token_invalid: {
+    status: 403,
+    title: 'Form token missing or invalid',
+    hint: 'Post the form from its inbox page, which carries the token (_csrf field, or the X-CSRF-Token header for htmx).',
+    description:
+      'A state-changing inbox request did not carry the CSRF token of its session (or, before sign-in, of its browser), or it came from a page of another origin. Nothing was changed.',
   },
   not_found: {
     status: 404,

@@ -4,8 +4,11 @@ import { Problem } from './problem.js';
 
 /** How a module answers errors under its own paths when its clients expect more than RFC 9457 (OAuth, for one). */
 export interface ProblemFormat {
-  /** The body and media type of the answer (without charset); may set headers on `res`. */
-  render(problem: Problem, req: Request, res: Response): { body: object; mediaType: string };
+  /**
+   * The body (an object is sent as JSON, a string as it is), media type (without charset) and, when it is not the
+   * problem's, status of the answer; may set headers on `res`.
+   */
+  render(problem: Problem, req: Request, res: Response): { body: object | string; mediaType: string; status?: number };
 }
 
 /**

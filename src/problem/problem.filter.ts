@@ -72,8 +72,11 @@ export class ProblemFilter implements ExceptionFilter {
     });
     for (const [name, value] of Object.entries(error.options.headers ?? {})) res.setHeader(name, value);
 
-    const { body, mediaType } = this.formats.forPath(instance)?.render(problem, req, res) ?? { body: problem, mediaType: PROBLEM_MEDIA_TYPE };
-    res.status(problem.status).type(`${mediaType}; charset=utf-8`).send(JSON.stringify(body));
+    const { body, mediaType, status } = this.formats.forPath(instance)?.render(problem, req, res) ?? { body: problem, mediaType: PROBLEM_MEDIA_TYPE };
+    res
+      .status(status ?? problem.status)
+      .type(`${mediaType}; charset=utf-8`)
+      .send(typeof body === 'string' ? body : JSON.stringify(body));
   }
 
   /** One line per 10 s at most, with how many more failed: an outage under load would otherwise log every request. */

@@ -23,8 +23,9 @@ function policyFor(context: ExecutionContext, req: Request): PolicyName | undefi
   const route = routeLimit(context);
   const limit = typeof route === 'function' ? route(req) : route;
   if (limit !== 'api') return limit;
-  // Each kind of caller has its tier, of the same name.
-  return principalOf(req).kind;
+  // Each kind of caller has its tier, of the same name; people of the inbox spend the operators' (by user id).
+  const { kind } = principalOf(req);
+  return kind === 'person' ? 'operator' : kind;
 }
 
 /** The counter of a policy is shared by every route under it: one budget per caller, whatever it calls. */

@@ -26,9 +26,10 @@ const TRACKERS: Record<PolicyName, (req: Request) => string> = {
     const principal = principalOf(req);
     return (principal.kind === 'agent' && principal.registeredFrom) || 'unknown';
   },
-  // Every token of one client shares its budget.
+  // Every token of one client shares its budget; every session of one person of the inbox shares theirs.
   operator: (req) => {
     const principal = principalOf(req);
+    if (principal.kind === 'person') return `person:${principal.userId}`;
     return principal.kind === 'operator' ? principal.clientId : 'unknown';
   },
   registration: clientIp,

@@ -28,6 +28,7 @@ import { WebhooksService } from './webhooks.service.js';
         }),
     },
   ],
+  exports: [WebhooksService],
 })
 export class WebhooksModule implements OnModuleInit {
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}

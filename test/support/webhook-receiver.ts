@@ -1,6 +1,8 @@
 import { once } from 'node:events';
 import { createServer, IncomingHttpHeaders, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { operatorToken } from './operator-token.js';
+import type { TestApp } from './test-app.js';
 
 export interface ReceivedWebhook {
   headers: IncomingHttpHeaders;
@@ -87,4 +89,13 @@ export async function settledWebhooks(get: () => Promise<{ body: { webhooks: { p
     if (Date.now() > deadline) throw new Error('the webhook backlog did not drain');
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
+}
+
+/** A receiver subscribed to the service under test by an endpoint made through the API, as an operator makes one. */
+export async function subscribedReceiver(t: TestApp): Promise<WebhookReceiver> {
+  const receiver = await WebhookReceiver.start();
+  const manager = await operatorToken(t, 'webhooks:manage');
+  const res = await t.http.post('/api/v1/webhooks').set('Authorization', `Bearer ${manager}`).send({ url: receiver.url });
+  if (res.status !== 201) throw new Error(`the webhook endpoint was not created: ${res.status} ${res.text}`);
+  return receiver;
 }

@@ -1,0 +1,128 @@
+import { createHash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { AppConfig } from '../config/config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+import type { Steps } from '../database/step-transaction.js';
+import { uuidv7 } from '../database/uuid-v7.js';
+import { foldEmail, normaliseEmail } from '../leads/lead-rules.js';
+import type { MailLanguage } from '../mail/mail-templates.js';
+import { Outbox } from '../outbox/outbox.service.js';
+import { RateLimitStore } from '../rate-limit/rate-limit.store.js';
+import { SecretBox } from '../secrets/secret-box.js';
+import { VERIFICATION_EVENT, VerificationStore } from './verification.store.js';
+
+/** How long a code is valid. */
+export const CODE_LIFETIME_MS = 10 * 60_000;
+/** Tries of one code; the last wrong one ends it. */
+export const MAX_TRIES = 5;
+/** Fresh codes per address (known or not) per hour. */
+export const CODES_PER_ADDRESS_PER_HOUR = 3;
+/** Fresh codes per client address per hour, on the rate-limit store (shared through Redis when REDIS_URL is set). */
+export const CODES_PER_CLIENT_PER_HOUR = 30;
+const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
+/** Verifications are kept past the day the cap counts, then purged. */
+const KEEP_MS = 2 * DAY_MS;
+
+/** What the mail needs, sealed with the service key until it is sent (docs/decisions/0037-verification-codes.md). */
+export interface SealedMail {
+  address: string;
+  code: string;
+  language: MailLanguage;
+  /** False for an address that is nobody's: written the same way, never sent. */
+  send: boolean;
+}
+
+export interface StartRequest {
+  /** What the code is for (`inbox_sign_in`); a code verifies only for its purpose. */
+  purpose: string;
+  address: string;
+  /** What a right code yields (a person's id); null for an address that is nobody's: no mail, and no code is right. */
+  subject: string | null;
+  language: MailLanguage;
+  clientIp: string;
+}
+
+export type StartOutcome = { started: true; token: string } | { started: false; reason: 'client_limit' | 'address_limit' | 'daily_limit' };
+export type CheckOutcome = { verified: true; subject: string } | { verified: false; triesLeft: number };
+
+const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
+
+/**
+ * Codes sent to an address (issue 35): six digits, kept only as a keyed digest, valid 10 minutes, 5 tries, 3 fresh codes
+ * an hour per address and 30 per client address, VERIFICATION_MAIL_DAILY_LIMIT a day in all. The mail is an outbox
+ * message aimed at the verification (VerificationMailChannel), written in the same transaction; an address that is
+ * nobody's gets the same rows and the same message, which the channel does not send, so the answer and its time say
+ * nothing of who has access. The caller holds an opaque token (a cookie), not the address.
+ */
+@Injectable()
+export class VerificationService {
+  private readonly dailyLimit: number;
+
+  constructor(
+    private readonly store: VerificationStore,
+    private readonly box: SecretBox,
+    private readonly outbox: Outbox,
+    private readonly limits: RateLimitStore,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.dailyLimit = config.inbox.verificationMailDailyLimit;
+  }
+
+  async start(request: StartRequest, now = Date.now()): Promise<StartOutcome> {
+    const [client] = await this.limits.incrementAll([{ key: `verification_client:${request.clientIp}`, ttl: HOUR_MS }]);
+    if (client.totalHits > CODES_PER_CLIENT_PER_HOUR) return { started: false, reason: 'client_limit' };
+    const address = normaliseEmail(request.address);
+    const addressMac = this.box.mac(foldEmail(address), 'verification-address').toString('hex');
+    const id = uuidv7(now);
+    const token = randomBytes(32).toString('base64url');
+    const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
+    const mail: SealedMail = { address, code, language: request.language, send: request.subject !== null };
+    const verification = {
+      id,
+      tokenHash: sha256(token),
+      purpose: request.purpose,
+      subject: request.subject,
+      addressMac,
+      codeMac: this.codeMac(id, code),
+      mailSealed: this.box.seal(JSON.stringify(mail), `verification:${id}`),
+      createdAt: now,
+      expiresAt: now + CODE_LIFETIME_MS,
+    };
+    const dayStart = now - (now % DAY_MS);
+    const { store, outbox, dailyLimit } = this;
+    const outcome = await this.store.sql.run(function* (): Steps<'address_limit' | 'daily_limit' | 'ok'> {
+      if ((yield* store.countSince(dayStart)) >= dailyLimit) return 'daily_limit';
+      if ((yield* store.countForAddress(addressMac, now - HOUR_MS)) >= CODES_PER_ADDRESS_PER_HOUR) return 'address_limit';
+      yield* store.insert(verification);
+      yield* outbox.publish(VERIFICATION_EVENT, { verification_id: id }, now, id);
+      return 'ok';
+    });
+    if (outcome !== 'ok') return { started: false, reason: outcome };
+    this.outbox.wake();
+    // Housekeeping where codes are made, so that no timer is needed: a few old rows at a time.
+    await this.store.purge(now - KEEP_MS, 100);
+    return { started: true, token };
+  }
+
+  /** Spends a try of the code the token stands for; a right code is used up at once. */
+  async check(purpose: string, token: unknown, code: unknown, now = Date.now()): Promise<CheckOutcome> {
+    if (typeof token !== 'string' || token.length > 200) return { verified: false, triesLeft: 0 };
+    const spent = await this.store.spendTry(sha256(token), purpose, MAX_TRIES, now);
+    if (!spent) return { verified: false, triesLeft: 0 };
+    const triesLeft = MAX_TRIES - spent.attempts;
+    const given = typeof code === 'string' ? code.replace(/\s/g, '') : '';
+    const right = /^\d{6}$/.test(given) && timingSafeEqual(Buffer.from(this.codeMac(spent.id, given), 'hex'), Buffer.from(spent.codeMac, 'hex'));
+    if (!right || spent.subject === null || !(await this.store.use(spent.id, now))) return { verified: false, triesLeft };
+    return { verified: true, subject: spent.subject };
+  }
+
+  /** Opens a verification's sealed mail (the mail channel, at its attempt). */
+  openMail(id: string, sealed: string): SealedMail {
+    return JSON.parse(this.box.open(sealed, `verification:${id}`)) as SealedMail;
+  }
+
+  private codeMac(id: string, code: string): string {
+    return this.box.mac(`${id}:${code}`, 'verification-code').toString('hex');
+  }
+}
