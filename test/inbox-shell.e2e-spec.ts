@@ -1,8 +1,34 @@
 /** @database the inbox's shell: sessions in the database, pages, CSRF, CSP, language, assets, errors (issue 35) */
 import { createHash } from 'node:crypto';
 import { expectContract } from './support/contract.js';
-import { formBody, signedInAs } from './support/inbox-session.js';
-import { startTestApp, TestApp } from './support/test-app.js';
+import { csrfOf, formBody, signedInAs } from './support/inbox-session.js';
+import { startAppWith, TestApp } from './support/test-app.js';
+import { Controller, Get, Post, Req, Res } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { CurrentPerson, InboxForm, InboxPage } from '../src/inbox/inbox-page.guard.js';
+import { InboxPages } from '../src/inbox/inbox-pages.service.js';
+import { InboxModule } from '../src/inbox/inbox.module.js';
+import type { PersonPrincipal } from '../src/inbox/inbox-sessions.service.js';
+import { MANAGE_PEOPLE } from '../src/people/roles.js';
+
+/** A page of the kind C and D write, for the guard's rules: admins only, a form, and an htmx answer. */
+@Controller('inbox/test-admin')
+class AdminPageController {
+  constructor(private readonly pages: InboxPages) {}
+
+  @Get()
+  @InboxPage(MANAGE_PEOPLE)
+  show(@Req() req: Request, @Res() res: Response, @CurrentPerson() person: PersonPrincipal): void {
+    this.pages.render(req, res, 'error', { problem: { code: person.userId, status: 200 }, message: 'error.generic' }, { title: 'error.title' });
+  }
+
+  @Post()
+  @InboxPage(MANAGE_PEOPLE)
+  act(@Req() req: Request, @Res() res: Response, @InboxForm() form: URLSearchParams): void {
+    if (this.pages.isHtmx(req)) return this.pages.fragment(req, res, 'csrf-field', { ids: form.getAll('id') });
+    this.pages.redirect(res, `/inbox/test-admin?ids=${form.getAll('id').join(',')}`);
+  }
+}
 
 const CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
@@ -11,7 +37,7 @@ describe('the inbox shell', () => {
   let t: TestApp;
 
   beforeAll(async () => {
-    t = await startTestApp();
+    t = await startAppWith([AdminPageController], {}, [InboxModule]);
   });
   afterAll(() => t.close());
 
@@ -128,11 +154,17 @@ describe('the inbox shell', () => {
   });
 
   it('refuses a form that is not urlencoded on /inbox, and urlencoded bodies on the JSON API', async () => {
-    const ana = await signedInAs(t, 'viewer');
-    const json = expectContract(await t.http.post('/inbox/sign-out').set('Cookie', ana.cookie).set('X-CSRF-Token', ana.csrf).send({ a: 1 }));
-    expect(json.status).toBe(303);
-    const noToken = expectContract(await t.http.post('/inbox/sign-out').set('Cookie', ana.cookie).send({ _csrf: ana.csrf }));
-    expect(noToken.status).toBe(415);
+    const page = await t.http.get('/inbox/sign-in');
+    const cookie = [page.headers['set-cookie']].flat()[0].split(';')[0];
+    const json = expectContract(
+      await t.http
+        .post('/inbox/language')
+        .set('Cookie', cookie)
+        .send({ _csrf: csrfOf(page.text), language: 'en' }),
+    );
+    expect(json.status).toBe(415);
+    expect(json.text).toContain('unsupported_media_type');
+    expect(json.headers['set-cookie']).toBeUndefined();
     const api = expectContract(await t.http.post('/api/v1/lead').type('form').send('nome=Ana&email=ana%40exemplo.com'));
     expect(api.status).toBe(415);
   });
@@ -143,5 +175,48 @@ describe('the inbox shell', () => {
     const rows: { id_hash: string }[] = await t.dataSource.query('SELECT id_hash FROM inbox_sessions');
     expect(rows.map((row) => row.id_hash)).toContain(createHash('sha256').update(id).digest('hex'));
     expect(JSON.stringify(rows)).not.toContain(id);
+  });
+
+  describe('a page that needs a scope', () => {
+    it('sends a browser without a session to sign in, with the page as its return path; htmx gets HX-Redirect', async () => {
+      const res = await t.http.get('/inbox/test-admin?x=1');
+      expect(res.status).toBe(303);
+      expect(res.headers.location).toBe('/inbox/sign-in?return=%2Finbox%2Ftest-admin%3Fx%3D1');
+      const htmx = await t.http.post('/inbox/test-admin').set('HX-Request', 'true').type('form').send('id=1');
+      expect(htmx.status).toBe(401);
+      expect(htmx.headers['hx-redirect']).toBe('/inbox/sign-in');
+      expect(htmx.body).toMatchObject({ code: 'inbox_sign_in_required' });
+    });
+
+    it('answers a viewer’s request to an admin page or action with the 403 page, in their language, and changes nothing', async () => {
+      const viewer = await signedInAs(t, 'viewer');
+      const page = await viewer.get('/inbox/test-admin');
+      expect(page.status).toBe(403);
+      expect(page.headers['content-security-policy']).toBe(CSP);
+      expect(page.text).toContain('Você não tem permissão para esta página ou ação.');
+      expect(page.text).toContain('insufficient_scope');
+      const english = await viewer.get('/inbox/test-admin').set('Accept-Language', 'en');
+      expect(english.text).toContain('You do not have permission for this page or action.');
+      const action = await viewer.post('/inbox/test-admin', { id: ['a', 'b'] });
+      expect(action.status).toBe(403);
+      const problem = await viewer.get('/inbox/test-admin').set('Accept', 'application/problem+json');
+      expect(problem.body).toMatchObject({ status: 403, code: 'insufficient_scope' });
+    });
+
+    it('serves an admin, reads repeated form fields, and answers htmx with the fragment alone', async () => {
+      const admin = await signedInAs(t, 'admin');
+      const page = await admin.get('/inbox/test-admin');
+      expect(page.status).toBe(200);
+      expect(page.text).toContain(admin.userId);
+      const posted = await admin.post('/inbox/test-admin', { id: ['a', 'b'] });
+      expect(posted.status).toBe(303);
+      expect(posted.headers.location).toBe('/inbox/test-admin?ids=a,b');
+      const fragment = await admin.post('/inbox/test-admin', { id: 'a' }, { 'HX-Request': 'true', 'X-CSRF-Token': admin.csrf });
+      expect(fragment.status).toBe(200);
+      expect(fragment.text.trim()).toBe(`<input type="hidden" name="_csrf" value="${admin.csrf}">`);
+      const noToken = await admin.post('/inbox/test-admin', { id: 'a', _csrf: 'x' });
+      expect(noToken.status).toBe(403);
+      expect(noToken.text).toContain('csrf_token_invalid');
+    });
   });
 });

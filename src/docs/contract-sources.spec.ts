@@ -41,9 +41,7 @@ describe('the contract sources under openapi/', () => {
   });
 
   it('define each path and component once', () => {
-    const seen = sources.flatMap(({ file, keys }) =>
-      keys.map((key) => `${isPaths(file) ? 'paths' : COMPONENT_FILES[basename(file)]}/${key}`),
-    );
+    const seen = sources.flatMap(({ file, keys }) => keys.map((key) => `${isPaths(file) ? 'paths' : COMPONENT_FILES[basename(file)]}/${key}`));
     expect(seen.filter((key, i) => seen.indexOf(key) !== i)).toEqual([]);
   });
 });

@@ -68,10 +68,11 @@ export class InboxPageGuard implements CanActivate {
     const rule = pageRule(this.reflector, context);
     if (!rule) return true;
     const req = context.switchToHttp().getRequest<Request>();
-    if (!SAFE_METHODS.has(req.method)) this.checkCsrf(req);
-    if (!rule.signedIn) return true;
     const person = inboxStateOf(req).person;
-    if (!person) throw new AppError('inbox_sign_in_required', 'This inbox page needs a signed-in person.');
+    // Without a session nothing can change: signing in comes first (its form then carries a token of its own).
+    if (rule.signedIn && !person) throw new AppError('inbox_sign_in_required', 'This inbox page needs a signed-in person.');
+    if (!SAFE_METHODS.has(req.method)) this.checkCsrf(req);
+    if (!rule.signedIn || !person) return true;
     const missing = rule.scopes.filter((scope) => !person.scopes.includes(scope));
     if (missing.length) throw new AppError('insufficient_scope', `The role ${person.role} does not grant ${missing.join(' ')}, which this page needs.`);
     return true;

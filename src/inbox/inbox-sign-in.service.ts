@@ -41,6 +41,8 @@ export class InboxSignIn {
     });
     if (!started.started) throw new AppError('rate_limited', 'Too many sign-in codes were asked for; try again later.', { headers: { 'Retry-After': '600' } });
     this.pages.sessions.cookies.set(res, 'inbox_attempt', started.token, CODE_LIFETIME_MS / 1000);
+    // Housekeeping where sessions begin, so that no timer is needed: sessions past a timeout that nobody came back to.
+    await this.pages.sessions.purge();
     this.pages.render(req, res, 'sign-in-code', { email, returnPath, error: undefined }, { title: 'code.title' });
   }
 

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Response } from 'supertest';
+import type { Response, Test } from 'supertest';
 import { PeopleService } from '../../src/people/people.service.js';
 import type { Role } from '../../src/people/roles.js';
 import { SessionsStore } from '../../src/people/sessions.store.js';
@@ -18,9 +18,10 @@ export interface InboxPerson {
   cookie: string;
   /** The CSRF token of this session, as its pages carry it. */
   csrf: string;
-  get(path: string): Promise<Response>;
+  /** A request with this person's cookie; more headers may be `.set()` on it. */
+  get(path: string): Test;
   /** Posts a form (fields may repeat: pass arrays), with the session's CSRF token unless `_csrf` is given. */
-  post(path: string, fields?: Record<string, string | string[]>, headers?: Record<string, string>): Promise<Response>;
+  post(path: string, fields?: Record<string, string | string[]>, headers?: Record<string, string>): Test;
 }
 
 let people = 0;

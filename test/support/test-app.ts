@@ -41,12 +41,15 @@ export async function startTestApp(env: Record<string, string> = {}, shared?: Te
   };
 }
 
-/** startTestApp with test-only controllers beside the real AppModule: for seams no production route uses yet. */
-export async function startAppWith(controllers: Type[], env: Record<string, string> = {}): Promise<TestApp> {
+/**
+ * startTestApp with test-only controllers beside the real AppModule: for seams no production route uses yet. `imports`:
+ * modules of the app whose exports the controllers need (the same instances as the app's).
+ */
+export async function startAppWith(controllers: Type[], env: Record<string, string> = {}, imports: Type[] = []): Promise<TestApp> {
   const database = await freshDatabase();
   const config = loadConfig({ LOG_LEVEL: 'silent', PUBLIC_BASE_URL: 'http://leads.test', ...GENEROUS_LIMITS, ...database.env, ...env });
   class TestRoutesModule {}
-  const app = await createApp(config, { module: TestRoutesModule, imports: [AppModule.forRoot(config)], controllers });
+  const app = await createApp(config, { module: TestRoutesModule, imports: [AppModule.forRoot(config), ...imports], controllers });
   await app.init();
   return {
     app,
