@@ -5,7 +5,7 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * Times are epoch milliseconds. A session id, a verification's token and its code are kept only as digests (the code
  * and the address as keyed ones, so that the table names nobody and a copy of it gives no code); until its mail is sent,
  * the address and code are kept sealed with the service key (`mail_sealed`, emptied once sent or ended:
- * docs/decisions/0037-verification-codes.md). A verification row is the outbox subscriber of its one mail (`id`).
+ * docs/decisions/0038-verification-codes.md). A verification row is the outbox subscriber of its one mail (`id`).
  */
 export class InboxPeople1765900000000 implements MigrationInterface {
   name = 'InboxPeople1765900000000';

@@ -21,7 +21,7 @@ export interface VerificationSubscriber extends Subscriber {
 const nothing = (error: string) => ({ statusCode: null, error, latencyMs: null, responseBody: null });
 
 /**
- * The verification codes' e-mail, as an outbox channel beside the notifications' (docs/decisions/0037-verification-codes.md):
+ * The verification codes' e-mail, as an outbox channel beside the notifications' (docs/decisions/0038-verification-codes.md):
  * each verification is the one subscriber of its one message, so the outbox's lease, retries and attempt log serve it
  * as they serve every channel. The mail's words are the templates' (`verification`), the address and code are opened
  * from their sealed form at the attempt, and the sealed form is emptied once the mail is accepted or will never be sent.

@@ -24,7 +24,7 @@ const DAY_MS = 24 * HOUR_MS;
 /** Verifications are kept past the day the cap counts, then purged. */
 const KEEP_MS = 2 * DAY_MS;
 
-/** What the mail needs, sealed with the service key until it is sent (docs/decisions/0037-verification-codes.md). */
+/** What the mail needs, sealed with the service key until it is sent (docs/decisions/0038-verification-codes.md). */
 export interface SealedMail {
   address: string;
   code: string;
