@@ -17,6 +17,7 @@ import { FormTokensSpent1765400000000 } from './1765400000000-form-tokens-spent.
 import { OutboxChannels1765600000000 } from './1765600000000-outbox-channels.js';
 import { NotificationRecipients1765700000000 } from './1765700000000-notification-recipients.js';
 import { NotificationDigests1765800000000 } from './1765800000000-notification-digests.js';
+import { LeadReviewIndexes1766100000000 } from './1766100000000-lead-review-indexes.js';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -36,4 +37,5 @@ export const MIGRATIONS = [
   OutboxChannels1765600000000,
   NotificationRecipients1765700000000,
   NotificationDigests1765800000000,
+  LeadReviewIndexes1766100000000,
 ];
