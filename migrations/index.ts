@@ -18,6 +18,7 @@ import { OutboxChannels1765600000000 } from './1765600000000-outbox-channels.js'
 import { NotificationRecipients1765700000000 } from './1765700000000-notification-recipients.js';
 import { NotificationDigests1765800000000 } from './1765800000000-notification-digests.js';
 import { LeadReviewIndexes1766100000000 } from './1766100000000-lead-review-indexes.js';
+import { OutboxSubscriberChanges1766110000000 } from './1766110000000-outbox-subscriber-changes.js';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -38,4 +39,5 @@ export const MIGRATIONS = [
   NotificationRecipients1765700000000,
   NotificationDigests1765800000000,
   LeadReviewIndexes1766100000000,
+  OutboxSubscriberChanges1766110000000,
 ];
