@@ -19,6 +19,8 @@ import { NotificationRecipients1765700000000 } from './1765700000000-notificatio
 import { NotificationDigests1765800000000 } from './1765800000000-notification-digests.js';
 import { InboxPeople1765900000000 } from './1765900000000-inbox-people.js';
 import { LeadSearch1766000000000 } from './1766000000000-lead-search.js';
+import { LeadReviewIndexes1766100000000 } from './1766100000000-lead-review-indexes.js';
+import { OutboxSubscriberChanges1766110000000 } from './1766110000000-outbox-subscriber-changes.js';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -40,4 +42,6 @@ export const MIGRATIONS = [
   NotificationDigests1765800000000,
   InboxPeople1765900000000,
   LeadSearch1766000000000,
+  LeadReviewIndexes1766100000000,
+  OutboxSubscriberChanges1766110000000,
 ];

@@ -1,7 +1,8 @@
 /** @system the inbox's settings pages in Chromium, in pt-BR and English */
 import type { Page } from 'playwright-core';
 import { describeIf } from './support/skips.js';
-import { HAVE_CHROMIUM, InboxBrowser, Language, scrollsSideways } from './support/inbox-browser.js';
+import { HAVE_CHROMIUM } from './support/chromium.js';
+import { InboxBrowser, Language, scrollsSideways } from './support/inbox-browser.js';
 import { WebhookReceiver } from './support/webhook-receiver.js';
 
 /**

@@ -459,3 +459,60 @@ describe('webhooks: an endpoint failing for WEBHOOK_DISABLE_AFTER', () => {
     expect(receiver.received).toHaveLength(attempts);
   });
 });
+
+describe('webhooks: deliveries written with the lead', () => {
+  let t: TestApp;
+  let receiver: WebhookReceiver;
+  let n = 0;
+
+  beforeAll(async () => {
+    // No worker: a delivery row found after a 201 was written by the lead's own transaction, not by the fan-out.
+    t = await startTestApp({ ...FAST, WEBHOOK_WORKER: 'false' });
+    receiver = await WebhookReceiver.start();
+  });
+  afterAll(async () => {
+    await receiver.close();
+    await t.close();
+  });
+
+  /** A lead's message as stored: whether it was written dispatched, and its deliveries. */
+  const lead = async () => {
+    const res = await t.http.post('/api/v1/lead').send({ nome: `Ana ${++n}`, email: `ana${n}@example.com` });
+    expect(res.status).toBe(201);
+    const [message] = (await t.dataSource.query(`SELECT id, dispatched_at FROM webhook_messages WHERE lead_id = '${res.body.id}'`)) as {
+      id: string;
+      dispatched_at: unknown;
+    }[];
+    const deliveries = (await t.dataSource.query(
+      `SELECT endpoint_id, channel, state, attempts, step FROM webhook_deliveries WHERE message_id = '${message.id}'`,
+    )) as Record<string, unknown>[];
+    return { dispatched: message.dispatched_at !== null, deliveries };
+  };
+  const setStatus = (id: string, status: string) => t.dataSource.query(`UPDATE webhook_endpoints SET status = '${status}' WHERE id = '${id}'`);
+
+  it('on SQLite, for the endpoints it knows, until any change to an endpoint: then the fan-out, until they are read again', async () => {
+    const manager = await operatorToken(t, 'webhooks:manage');
+    const created = await t.http.post('/api/v1/webhooks').set('Authorization', `Bearer ${manager}`).send({ url: receiver.url });
+    expect(created.status).toBe(201);
+    const endpoint = created.body.id as string;
+    const leftToFanOut = { dispatched: false, deliveries: [] };
+    const withIt = { dispatched: true, deliveries: [{ endpoint_id: endpoint, channel: 'webhook', state: 'pending', attempts: 0, step: 0 }] };
+    if (ON_POSTGRES) {
+      // Another instance may change an endpoint at any time: the fan-out makes every delivery.
+      for (let i = 0; i < 3; i++) expect(await lead()).toEqual(leftToFanOut);
+      return;
+    }
+    // The creation moved the change count: the first lead goes to the fan-out, and the endpoints are read after it.
+    expect(await lead()).toEqual(leftToFanOut);
+    expect(await lead()).toEqual(withIt);
+    expect(await lead()).toEqual(withIt);
+    // Changed behind the service's back (any writer of the table: a trigger counts it), and disabled: a disabled
+    // endpoint's delivery is skipped and logged, which the fan-out does.
+    await setStatus(endpoint, 'disabled');
+    expect(await lead()).toEqual(leftToFanOut);
+    expect(await lead()).toEqual(leftToFanOut);
+    await setStatus(endpoint, 'enabled');
+    expect(await lead()).toEqual(leftToFanOut);
+    expect(await lead()).toEqual(withIt);
+  });
+});

@@ -9,6 +9,7 @@ import { REGISTRATIONS_NAMING, RegistrationNamingAddress, takeRegistrationsNamin
 import { Lead } from '../leads/lead.entity.js';
 import { ERASED_SCOPE, erasedKey } from '../leads/idempotency.service.js';
 import { foldEmail } from '../leads/lead-rules.js';
+import { verdictCondition } from '../leads/lead-reader.service.js';
 import { safeError } from '../logging/safe-error.js';
 import { MAILER, Mailer } from '../mail/mailer.js';
 import { OUTBOX_TABLES } from '../outbox/outbox-store.js';
@@ -260,8 +261,8 @@ export class LeadEraser {
           ]
         : selection.verdict !== undefined
           ? yield [
-              `SELECT id, consent_text_sha256 FROM leads WHERE screening_verdict = ${p(1)} AND received_at < ${p(2)} ORDER BY received_at LIMIT ${ERASURE_BATCH}${lock}`,
-              [selection.verdict, cutoff],
+              `SELECT id, consent_text_sha256 FROM leads WHERE ${verdictCondition(selection.verdict)} AND received_at < ${p(1)} ORDER BY received_at LIMIT ${ERASURE_BATCH}${lock}`,
+              [cutoff],
             ]
           : yield [`SELECT id, consent_text_sha256 FROM leads WHERE received_at < ${p(1)} ORDER BY received_at LIMIT ${ERASURE_BATCH}${lock}`, [cutoff]];
     const counts = { ...NO_ERASURE };

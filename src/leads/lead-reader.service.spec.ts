@@ -11,7 +11,7 @@ import { DatabaseModule } from '../database/database.module.js';
 import { uuidv7 } from '../database/uuid-v7.js';
 import { Lead } from './lead.entity.js';
 import { storedLead } from '../../test/support/stored-leads.js';
-import { filterBinding, InvalidCursor, LeadFilter, LeadReader, LeadView, openCursor, sealCursor } from './lead-reader.service.js';
+import { filterBinding, InvalidCursor, LeadFilter, LeadReader, LeadView, openCursor, sealCursor, verdictCondition } from './lead-reader.service.js';
 import { LeadsModule } from './leads.module.js';
 
 describe('lead cursors', () => {
@@ -115,6 +115,13 @@ describe.each(kinds)('LeadReader on %s', (kind) => {
     for (let i = 0; i < 25; i++) stored.push(lead('2026-11-22T10:30:00.500Z', { origem: 'site' }));
     stored.push(lead('2026-11-22T12:00:00.000Z', { email: 'ÉLODIE@Example.com' }), lead('2026-11-23T08:00:00.000Z', { email: 'élodie@example.com' }));
     stored.push(lead('2026-11-23T09:00:00.000Z', { email: 'Elodie@example.com' }));
+    // A review queue: held and spam leads among the accepted ones, two of them at one instant.
+    for (const [i, at] of ['2026-11-19T08:00:00.000Z', '2026-11-20T10:30:00.500Z', '2026-11-20T10:30:00.500Z', '2026-11-21T10:00:00.000Z'].entries()) {
+      stored.push(
+        lead(at, { screeningVerdict: 'held', screeningReasons: ['too_many_links'] }),
+        lead(at, { screeningVerdict: 'spam', screeningReasons: ['honeypot'], origem: i % 2 ? 'site' : null }),
+      );
+    }
     await dataSource.getRepository(Lead).insert(stored);
   });
   afterAll(() => close());
@@ -178,6 +185,19 @@ describe.each(kinds)('LeadReader on %s', (kind) => {
     expect((await all({ email: 'elodie@example.com' }, 1)).map((view) => view.email)).toEqual(['Elodie@example.com']);
   });
 
+  it('lists one verdict through its own index, and counts the held ones under the other filters', async () => {
+    for (const verdict of ['accepted', 'held', 'spam'] as const) {
+      const ids = ordered(stored.filter((row) => row.screeningVerdict === verdict));
+      for (const limit of [1, 3, 200]) expect((await all({ screening: verdict }, limit)).map((view) => view.id)).toEqual(ids);
+    }
+    expect((await all({ screening: 'spam', origem: 'site' }, 1)).map((view) => view.id)).toEqual(
+      ordered(stored.filter((row) => row.screeningVerdict === 'spam' && row.origem === 'site')),
+    );
+    expect((await reader.list({ screening: 'accepted' }, 1)).heldCount).toBe(4);
+    expect((await reader.list({ since: new Date('2026-11-20T00:00:00Z') }, 1)).heldCount).toBe(3);
+    expect(() => verdictCondition("accepted' OR '1' = '1" as never)).toThrow(RangeError);
+  });
+
   it('refuses a cursor of other filters, and keeps one for the same filters', async () => {
     const first = await reader.list({ origem: 'site' }, 2);
     await expect(reader.list({ origem: 'feira' }, 2, first.nextCursor!)).rejects.toThrow(InvalidCursor);
@@ -190,8 +210,14 @@ describe.each(kinds)('LeadReader on %s', (kind) => {
     ['since and until', { since: new Date('2026-11-01T00:00:00Z'), until: new Date('2026-12-01T00:00:00Z') }, /leads_received_at_id_idx/],
     ['email', { email: 'ÉLODIE@example.com' }, /leads_email_folded_idx/],
     ['origem', { origem: 'site' }, /leads_(origem|received_at_id)_idx/],
-    ["a verdict (the read surfaces' default)", { screening: 'accepted' }, /leads_screening_idx/],
-    ['a verdict and dates', { screening: 'accepted', since: new Date('2026-11-01T00:00:00Z'), until: new Date('2026-12-01T00:00:00Z') }, /leads_screening_idx/],
+    ["the accepted verdict (the read surfaces' default)", { screening: 'accepted' }, /leads_received_at_id_idx/],
+    [
+      'the accepted verdict and dates',
+      { screening: 'accepted', since: new Date('2026-11-01T00:00:00Z'), until: new Date('2026-12-01T00:00:00Z') },
+      /leads_received_at_id_idx/,
+    ],
+    ['the held verdict (the review queue)', { screening: 'held' }, /leads_held_idx/],
+    ['the spam verdict and dates', { screening: 'spam', since: new Date('2026-11-01T00:00:00Z'), until: new Date('2026-12-01T00:00:00Z') }, /leads_spam_idx/],
   ])('seeks a page after a cursor through an index in page order, with %s', async (_name, filter, index) => {
     const first = await reader.list(filter, 1);
     const query = jest.spyOn(dataSource, 'query');

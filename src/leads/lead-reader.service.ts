@@ -10,7 +10,7 @@ import { foldEmail } from './lead-rules.js';
 import { ftsQuery, likePattern, searchPhrases, tsQuery } from './lead-search.js';
 import type { LeadContext } from './lead-context.js';
 import type { LegalBasisView } from './legal-bases.js';
-import { AUTOMATIC_DECISION, ScreeningReason, ScreeningVerdict, ScreeningView } from '../screening/screening.js';
+import { AUTOMATIC_DECISION, SCREENING_VERDICTS, ScreeningReason, ScreeningVerdict, ScreeningView } from '../screening/screening.js';
 
 export type { LeadChannel } from './lead-channel.js';
 
@@ -123,6 +123,16 @@ export const MAX_PAGE_SIZE = 200;
  */
 export const HELD_COUNT_CAP = 1000;
 
+/**
+ * `screening_verdict = '<verdict>'`, the verdict written as a literal (one of three known words, checked here): held and
+ * spam leads are found through partial indexes (`leads_held_idx`, `leads_spam_idx`), which a planner matches only
+ * against a literal, not a bound parameter (migrations/1766100000000-lead-review-indexes.ts).
+ */
+export function verdictCondition(verdict: ScreeningVerdict): string {
+  if (!SCREENING_VERDICTS.includes(verdict)) throw new RangeError(`not a screening verdict: ${String(verdict)}`);
+  return `screening_verdict = '${verdict}'`;
+}
+
 /** The columns of a LeadView, in its order: what every read selects; legal_bases and context hold JSON. */
 export const LEAD_VIEW_COLUMNS = [
   'id',
@@ -208,8 +218,8 @@ export class LeadReader implements OnModuleInit {
 
   /**
    * The held leads the filter's other conditions select, whatever its verdict, counted up to HELD_COUNT_CAP: one query
-   * over leads_screening_idx (verdict, received_at) that stops at the cap. A search on SQLite through its FTS5 index,
-   * or (`scan`, for a common word) by reading the held leads' search_folded in that index's order.
+   * over leads_held_idx (or the e-mail's or origem's index) that stops at the cap. A search on SQLite through its FTS5
+   * index, or (`scan`, for a common word) by reading the held leads' search_folded in that index's order.
    */
   async heldCount(filter: LeadFilter, search: 'index' | 'scan' = 'index'): Promise<number> {
     const { where, params } = this.conditions({ ...filter, screening: 'held' }, undefined, 0, search);
@@ -242,7 +252,7 @@ export class LeadReader implements OnModuleInit {
     return Number(row.n) * COMMON_SHARE >= RECENT_SCAN ? 'scan' : 'index';
   }
 
-  /** How many leads the filter selects: one COUNT over the screening index (the digest's total for a day). */
+  /** How many leads the filter selects: one COUNT over the day's part of the keyset index (the digest's total for a day). */
   async count(filter: LeadFilter): Promise<number> {
     const { where, params } = this.conditions(filter);
     const [row] = (await this.dataSource.query(`SELECT COUNT(*) AS n FROM leads${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`, params)) as {
@@ -317,14 +327,14 @@ export class LeadReader implements OnModuleInit {
   }
 
   /**
-   * The WHERE conditions of a filter, and after a position. The verdict comes first, an equality, so that with the
-   * dates alone the screening index (screening_verdict, received_at DESC, id DESC) serves the keyset order.
+   * The WHERE conditions of a filter, and after a position. The verdict is a literal (verdictCondition): held and spam
+   * pages walk their partial index in keyset order, accepted ones the keyset index, the verdict checked on each row.
    */
   private conditions(filter: LeadFilter, after?: LeadPosition, offset = 0, search: 'index' | 'scan' = 'scan'): { where: string[]; params: unknown[] } {
     const params: unknown[] = [];
     const param = (value: unknown) => this.dataSource.driver.createParameter(`p${offset + params.push(value)}`, offset + params.length - 1);
     const where: string[] = [];
-    if (filter.screening !== undefined) where.push(`screening_verdict = ${param(filter.screening)}`);
+    if (filter.screening !== undefined) where.push(verdictCondition(filter.screening));
     if (filter.email !== undefined) where.push(`email_folded = ${param(foldEmail(filter.email))}`);
     if (filter.origem !== undefined) where.push(`origem = ${param(filter.origem)}`);
     if (filter.channel !== undefined) where.push(`channel = ${param(filter.channel)}`);

@@ -73,6 +73,11 @@ export interface Channel<S extends Subscriber = Subscriber> {
   readonly disableAfterSetting: string;
   /** Attempts in flight per subscriber on one instance. */
   readonly subscriberConcurrency: number;
+  /**
+   * Its every message is aimed at one subscriber (a verification code's mail): it subscribes to no event, so the
+   * subscriptions the lead path writes deliveries for (SQLite) neither read nor watch its table.
+   */
+  readonly aimedOnly?: boolean;
   /** Every subscriber, read inside the fan-out's transaction. */
   subscriptions(): Steps<Subscription[]>;
   /** The subscribers of a batch of leased deliveries, once per lease: one missing was deleted. */

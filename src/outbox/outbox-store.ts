@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import type { Database, Statement } from 'better-sqlite3';
 import { DataSource } from 'typeorm';
 import { StepTransactions, Steps } from '../database/step-transaction.js';
 import { uuidv7 } from '../database/uuid-v7.js';
@@ -55,6 +56,8 @@ export type AttemptRow = Record<string, unknown>;
 /** The outbox's tables (named when webhooks were its only channel), for what maintains them whole (an erasure's VACUUM). */
 export const OUTBOX_TABLES = ['webhook_messages', 'webhook_deliveries', 'webhook_attempts'] as const;
 
+const CHANGES = 'SELECT n FROM outbox_subscriber_changes WHERE id = 1';
+
 /** Messages fanned out, and skipped deliveries logged, per statement at most. */
 const BATCH = 200;
 /** Rows a replay or a subscriber's deletion handles per statement, with a turn of the event loop between statements. */
@@ -92,6 +95,46 @@ export class OutboxStore {
 
   transaction<T>(steps: () => Steps<T>): Promise<T> {
     return this.transactions.run(steps);
+  }
+
+  private changesRead?: { db: Database; statement: Statement };
+
+  /**
+   * SQLite: how many times a subscriber table has changed (outbox_subscriber_changes, moved by triggers), read at once on
+   * the connection, so that a lead's transaction that follows in the same turn sees the same subscribers.
+   */
+  subscriberChanges(): number {
+    const db = this.transactions.sqlite();
+    if (this.changesRead?.db !== db) this.changesRead = { db, statement: db.prepare(CHANGES).pluck() };
+    return this.changesRead.statement.get() as number;
+  }
+
+  /**
+   * SQLite: refuses to start unless every channel's subscriber table moves the change count on insert, update and
+   * delete (a channel added without its triggers would let leads be written with out-of-date deliveries).
+   */
+  async checkChangeTriggers(channels: readonly Channel[]): Promise<void> {
+    for (const channel of channels) {
+      const triggers = await this.query<{ sql: string }>("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = ?", [channel.subscribers.table]);
+      const missing = ['INSERT', 'UPDATE', 'DELETE'].filter(
+        (event) => !triggers.some(({ sql }) => new RegExp(`\\bAFTER ${event} ON\\b[^]*UPDATE outbox_subscriber_changes SET n = n \\+ 1`, 'i').test(sql)),
+      );
+      if (missing.length) {
+        throw new Error(
+          `outbox: the ${channel.name} channel's table ${channel.subscribers.table} has no trigger moving outbox_subscriber_changes after ${missing.join(', ')} (see migrations/1766110000000-outbox-subscriber-changes.ts)`,
+        );
+      }
+    }
+  }
+
+  /** Every channel's subscriptions and the count of changes they are as of (SQLite), in one transaction. */
+  subscriptionsNow(channels: readonly Channel[]): Promise<{ changes: number; subscribed: [Channel, Subscription[]][] }> {
+    return this.transaction(function* () {
+      const [row] = yield [CHANGES, []];
+      const subscribed: [Channel, Subscription[]][] = [];
+      for (const channel of channels) subscribed.push([channel, yield* channel.subscriptions()]);
+      return { changes: Number(row.n), subscribed };
+    });
   }
 
   /**
@@ -205,14 +248,17 @@ export class OutboxStore {
     if (outcomes.length === 0) return;
     const p = this.p.bind(this);
     if (!this.postgres) {
+      // The log rows of the turn in one multi-row INSERT, after the updates that still held their lease.
+      const logged: AttemptRecord[] = [];
       for (const { record, state, step } of outcomes) {
         const updated = yield [
           `UPDATE webhook_deliveries SET state = ?, attempts = ?, step = ?, next_attempt_at = ?, lease_owner = NULL, lease_until = NULL, updated_at = ?
             WHERE message_id = ? AND endpoint_id = ? AND channel = ? AND lease_owner = ? RETURNING message_id`,
           [state, record.attempt, step, record.nextAttemptAt, record.attemptedAt, record.messageId, record.subscriberId, record.channel, owner],
         ];
-        if (updated.length) yield* this.logAttempts([record]);
+        if (updated.length) logged.push(record);
       }
+      if (logged.length) yield* this.logAttempts(logged);
       return;
     }
     const params: unknown[] = [owner];

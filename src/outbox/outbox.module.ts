@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { LeadsModule } from '../leads/leads.module.js';
+import { OutboxDelivery } from './outbox-delivery.entity.js';
 import { OutboxMessage } from './outbox-message.entity.js';
 import { OutboxStore } from './outbox-store.js';
 import { OutboxWorker } from './outbox-worker.service.js';
@@ -12,7 +13,7 @@ import { Outbox } from './outbox.service.js';
  * (health's backlog, a channel's attempt log and replay).
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([OutboxMessage]), LeadsModule],
+  imports: [TypeOrmModule.forFeature([OutboxMessage, OutboxDelivery]), LeadsModule],
   providers: [Outbox, OutboxStore, OutboxWorker],
   exports: [Outbox, OutboxStore],
 })

@@ -147,6 +147,24 @@ describe.each(kinds)('the outbox on %s', (kind) => {
       'SELECT endpoint_id, channel, outcome, attempt, error, next_attempt_at FROM webhook_attempts ORDER BY attempted_at, id',
     );
 
+  it('on SQLite, starts only when every subscriber table moves the change count, which any write to it does', async () => {
+    if (kind === 'postgres') return;
+    const webhooks = new ScriptedChannel(dataSource, [], 60_000);
+    await expect(store.checkChangeTriggers([webhooks])).resolves.toBeUndefined();
+    await expect(store.checkChangeTriggers([webhooks, new ScriptedChannel(dataSource, [], 60_000, 'other', OTHER_TABLE)])).rejects.toThrow(
+      `outbox: the other channel's table ${OTHER_TABLE} has no trigger moving outbox_subscriber_changes after INSERT, UPDATE, DELETE`,
+    );
+    const before = store.subscriberChanges();
+    const id = uuidv7();
+    await sql.query(
+      `INSERT INTO webhook_endpoints (id, url, secret, events, status, created_at, updated_at) VALUES (?, 'http://x.test', 's', '[]', 'enabled', 1, 1)`,
+      [id],
+    );
+    await sql.query(`UPDATE webhook_endpoints SET failing_since = 5 WHERE id = ?`, [id]);
+    await sql.query(`DELETE FROM webhook_endpoints WHERE id = ?`, [id]);
+    expect(store.subscriberChanges()).toBe(before + 3);
+  });
+
   it('fans a message out to each subscriber of its event that existed when it was written: pending, or skipped when disabled', async () => {
     const now = Date.now();
     const a = await subscriber(['lead.erased']);

@@ -35,6 +35,7 @@ export class VerificationMailChannel implements Channel<VerificationSubscriber> 
   readonly disableAfterMs = CODE_LIFETIME_MS;
   readonly disableAfterSetting = 'the code lifetime (10 minutes)';
   readonly subscriberConcurrency = 1;
+  readonly aimedOnly = true;
   private readonly fromDomain: string;
 
   constructor(
