@@ -19,8 +19,13 @@ const COMPONENT_FILES: Record<string, string> = {
   'path-items.yaml': 'pathItems',
 };
 
-/** A module's paths: paths.yaml, or <area>-paths.yaml where one module's paths are split by area (openapi/inbox/). */
+/** A module's paths: paths.yaml, or <area>-paths.yaml where one module's files are split by area (openapi/inbox/). */
 const isPaths = (file: string) => /(^|-)paths\.yaml$/.test(basename(file));
+/** The components section a file fills: by its name, or by the name after its area (`settings-responses.yaml`). */
+const componentsOf = (file: string) => {
+  const name = basename(file);
+  return COMPONENT_FILES[name] ?? COMPONENT_FILES[name.replace(/^[a-z]+-/, '')];
+};
 
 const sources = readdirSync('openapi', { recursive: true, encoding: 'utf8' })
   .filter((file) => file.includes('/') && file.endsWith('.yaml'))
@@ -29,19 +34,19 @@ const sources = readdirSync('openapi', { recursive: true, encoding: 'utf8' })
 describe('the contract sources under openapi/', () => {
   it('are module files this test knows how to read', () => {
     expect(sources.length).toBeGreaterThan(10);
-    expect(sources.map(({ file }) => basename(file)).filter((name) => !isPaths(name) && !COMPONENT_FILES[name])).toEqual([]);
+    expect(sources.map(({ file }) => basename(file)).filter((name) => !isPaths(name) && !componentsOf(name))).toEqual([]);
   });
 
   it('are in the served bundle: each path of a paths.yaml under its path, each component under its name', () => {
     const missing = sources.flatMap(({ file, keys }) => {
-      const section = isPaths(file) ? CONTRACT.paths : CONTRACT.components[COMPONENT_FILES[basename(file)]];
+      const section = isPaths(file) ? CONTRACT.paths : CONTRACT.components[componentsOf(file)];
       return keys.filter((key) => !section?.[key]).map((key) => `${file}: ${key}`);
     });
     expect(missing).toEqual([]);
   });
 
   it('define each path and component once', () => {
-    const seen = sources.flatMap(({ file, keys }) => keys.map((key) => `${isPaths(file) ? 'paths' : COMPONENT_FILES[basename(file)]}/${key}`));
+    const seen = sources.flatMap(({ file, keys }) => keys.map((key) => `${isPaths(file) ? 'paths' : componentsOf(file)}/${key}`));
     expect(seen.filter((key, i) => seen.indexOf(key) !== i)).toEqual([]);
   });
 });
