@@ -1,5 +1,6 @@
 /** @system two built services and the CLI as processes */
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
+import { promisify } from 'node:util';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -52,12 +53,15 @@ const run = (args: string[], options?: CliOptions) => runCli({ leads, home: work
 const as = (client: Client) => ({ LEADS_CLIENT_ID: client.client_id, LEADS_CLIENT_SECRET: client.client_secret });
 const onTarget = (args: string[], options?: CliOptions) => run([...args, '--base-url', target.baseUrl], options);
 
-function createClient(server: ServerProcess, database: TestDatabase, name: string, scope: string): Client {
-  const output = execFileSync(process.execPath, ['dist/src/oauth/operator-clients.command.js', 'create', '--name', name, '--scope', scope], {
+/**
+ * Not execFileSync: a blocked event loop keeps undici from dropping an idle connection the server has closed after its
+ * keep-alive timeout, and the next fetch fails with "other side closed" on a slow machine.
+ */
+async function createClient(server: ServerProcess, database: TestDatabase, name: string, scope: string): Promise<Client> {
+  const { stdout } = await promisify(execFile)(process.execPath, ['dist/src/oauth/operator-clients.command.js', 'create', '--name', name, '--scope', scope], {
     env: { PATH: process.env.PATH, LOG_LEVEL: 'warn', PUBLIC_BASE_URL: server.baseUrl, ...database.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
   });
-  return JSON.parse(output.toString().trim().split('\n').pop()!) as Client;
+  return JSON.parse(stdout.trim().split('\n').pop()!) as Client;
 }
 
 async function start(database: TestDatabase): Promise<ServerProcess> {
@@ -159,8 +163,8 @@ beforeAll(async () => {
   [sourceDb, targetDb] = await Promise.all([freshDatabase(), freshDatabase()]);
   [source, target] = await Promise.all([start(sourceDb), start(targetDb)]);
   execFileSync('sh', ['-c', `curl -fsSL ${source.baseUrl}/cli/leads -o "${leads}" && chmod +x "${leads}"`]);
-  exporter = createClient(source, sourceDb, 'CLI export e2e', 'leads:read leads:export');
-  importer = createClient(target, targetDb, 'CLI import e2e', 'leads:read leads:write');
+  exporter = await createClient(source, sourceDb, 'CLI export e2e', 'leads:read leads:export');
+  importer = await createClient(target, targetDb, 'CLI import e2e', 'leads:read leads:write');
   for (const lead of SOURCE_LEADS) {
     const res = await fetch(`${source.baseUrl}/api/v1/lead`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(lead) });
     expect(res.status).toBe(201);
