@@ -7,6 +7,7 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Express, NextFunction, Request, Response } from 'express';
 import helmet from 'helmet';
+import { isInboxPath } from './inbox/inbox-path.js';
 import { AppModule } from './app.module.js';
 import { AppConfig } from './config/config.js';
 import { IPV6_PREFIX_SETTING } from './request/client-ip.js';
@@ -70,14 +71,16 @@ export async function createApp(config: AppConfig, root: DynamicModule = AppModu
       crossOriginResourcePolicy: { policy: 'cross-origin' },
     }),
   );
-  app.enableCors({
+  const cors = {
     origin: config.corsOrigins === '*' ? '*' : config.corsOrigins,
     credentials: false,
     methods: ['GET', 'HEAD', 'POST', 'OPTIONS'],
     allowedHeaders: ['Content-Type', 'Authorization', 'Idempotency-Key', 'X-Request-Id', 'Mcp-Protocol-Version', 'Mcp-Session-Id', ...SCREENING_HEADERS],
     exposedHeaders: EXPOSED_HEADERS,
     maxAge: 600,
-  });
+  };
+  // The inbox is for its own origin only: no CORS headers there, not even on a preflight (origin false: none at all).
+  app.enableCors((req: Request, done) => done(null, isInboxPath(req.path) ? { origin: false } : cors));
   const server = app.getHttpServer() as Server;
   answerMalformedRequests(server, config.publicBaseUrl);
   strictRequests(server, config.maxHeaders, (res, refusal) => writeProblem(res, config.publicBaseUrl, refusal));

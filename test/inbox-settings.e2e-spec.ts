@@ -4,6 +4,7 @@ import { Logger } from '@nestjs/common';
 import request from 'supertest';
 import type { Response } from 'supertest';
 import { createLogger, NestPinoLogger } from '../src/logging/logger.js';
+import { PeopleService } from '../src/people/people.service.js';
 import type { Role } from '../src/people/roles.js';
 import { expectContract } from './support/contract.js';
 import { InboxPerson, signedInAs } from './support/inbox-session.js';
@@ -152,6 +153,36 @@ describe('inbox settings', () => {
       const demoted = await admin.post(`/inbox/settings/people/${id}/role`, { role: 'viewer' });
       expect(demoted.status).toBe(409);
       expect(await rows('SELECT role FROM inbox_people WHERE id = ?', [id])).toEqual([{ role: 'admin' }]);
+    });
+
+    it('keeps one admin when the last two demote each other at the same instant: one 303, the other the last-admin 409', async () => {
+      const other = await signedIn('admin');
+      const idOf = async (person: Person) => String((await rows('SELECT id FROM inbox_people WHERE email = ?', [person.email]))[0].id);
+      const [adminId, otherId] = [await idOf(admin), await idOf(other)];
+      await Promise.all([admin.get('/inbox/settings/people'), other.get('/inbox/settings/people')]);
+      const answers = await Promise.all([
+        admin.post(`/inbox/settings/people/${otherId}/role`, { role: 'viewer' }),
+        other.post(`/inbox/settings/people/${adminId}/role`, { role: 'viewer' }),
+      ]);
+      // The loser's request is refused as the last admin's (409), or, read after the winner's change, as a viewer's (403).
+      expect([
+        [303, 403],
+        [303, 409],
+      ]).toContainEqual(answers.map((res) => res.status).sort());
+      const refused = answers.find((res) => res.status === 409);
+      if (refused) expect(textOf(refused.text)).toContain('É preciso haver ao menos uma pessoa administradora');
+      expect(await rows("SELECT email FROM inbox_people WHERE role = 'admin'")).toHaveLength(1);
+      // The one still an admin makes the other one again, for the tests below.
+      const [winner, loserId] = answers[0].status === 303 ? [admin, otherId] : [other, adminId];
+      await winner.get('/inbox/settings/people');
+      expect((await winner.post(`/inbox/settings/people/${loserId}/role`, { role: 'admin' })).status).toBe(303);
+      // The same race where the requests cannot serialise it: the two changes in flight together, in the store.
+      const people = t.app.get(PeopleService);
+      expect((await Promise.all([people.setRole(adminId, 'viewer'), people.remove(otherId)])).sort()).toEqual(['done', 'last_admin']);
+      expect(await rows("SELECT email FROM inbox_people WHERE role = 'admin'")).toHaveLength(1);
+      if ((await rows('SELECT id FROM inbox_people WHERE id = ?', [otherId])).length === 1) await people.setRole(adminId, 'admin');
+      expect(await rows('SELECT role FROM inbox_people WHERE id = ?', [adminId])).toEqual([{ role: 'admin' }]);
+      await people.remove(otherId);
     });
 
     it('refuses every people page and action to a marketer and a viewer (403), changing nothing', async () => {

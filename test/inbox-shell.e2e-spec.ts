@@ -169,6 +169,57 @@ describe('the inbox shell', () => {
     expect(api.status).toBe(415);
   });
 
+  it('treats /Inbox and /INBOX (express matches any case) as the inbox: sign-in redirect, its headers, its form rules', async () => {
+    // The contract's paths are lower case: each answer is checked against the canonical path's, which is checked there.
+    const canonical = expectContract(await t.http.get('/inbox/leads'));
+    expect(canonical.status).toBe(303);
+    for (const path of ['/Inbox/leads', '/INBOX/leads']) {
+      const res = await t.http.get(path);
+      expect([res.status, res.headers.location]).toEqual([303, `/inbox/sign-in?return=${encodeURIComponent(path)}`]);
+      for (const name of ['content-security-policy', 'cache-control', 'content-type']) expect(res.headers[name]).toBe(canonical.headers[name]);
+    }
+    expect(canonical.headers['cache-control']).toBe('no-store');
+    const page = await t.http.get('/inbox/sign-in');
+    const cookie = [page.headers['set-cookie']].flat()[0].split(';')[0];
+    const json = expectContract(
+      await t.http
+        .post('/inbox/language')
+        .set('Cookie', cookie)
+        .send({ _csrf: csrfOf(page.text), language: 'en' }),
+    );
+    expect([json.status, json.type]).toEqual([415, 'text/html']);
+    const odd = await t.http
+      .post('/Inbox/language')
+      .set('Cookie', cookie)
+      .send({ _csrf: csrfOf(page.text), language: 'en' });
+    expect([odd.status, odd.type, odd.text]).toEqual([json.status, json.type, expect.stringContaining('unsupported_media_type')]);
+    const form = await t.http
+      .post('/INBOX/language')
+      .set('Cookie', cookie)
+      .type('form')
+      .send(formBody({ _csrf: csrfOf(page.text), language: 'en' }));
+    expect([form.status, form.headers.location]).toEqual([303, '/inbox/leads']);
+  });
+
+  it('gives no page of the inbox to another origin: no CORS headers (not even to a preflight), CORP same-origin, XFO DENY', async () => {
+    for (const path of ['/inbox/sign-in', '/Inbox/sign-in', '/inbox/leads']) {
+      const res = await t.http.get(path).set('Origin', 'https://other.example');
+      if (path === path.toLowerCase()) expectContract(res);
+      expect(Object.keys(res.headers).filter((name) => name.startsWith('access-control-'))).toEqual([]);
+      expect([res.headers['cross-origin-resource-policy'], res.headers['x-frame-options']]).toEqual(['same-origin', 'DENY']);
+      const preflight = await t.http
+        .options(path)
+        .set('Origin', 'https://other.example')
+        .set('Access-Control-Request-Method', 'POST')
+        .set('Access-Control-Request-Headers', 'content-type');
+      expect(preflight.status).not.toBe(204);
+      expect(Object.keys(preflight.headers).filter((name) => name.startsWith('access-control-'))).toEqual([]);
+    }
+    // The API beside it keeps its CORS.
+    const api = await t.http.options('/api/v1/lead').set('Origin', 'https://other.example').set('Access-Control-Request-Method', 'POST');
+    expect([api.status, api.headers['access-control-allow-origin']]).toEqual([204, '*']);
+  });
+
   it('keeps session ids out of the database: only their SHA-256 is stored', async () => {
     const ana = await signedInAs(t, 'marketer');
     const id = ana.cookie.split('=')[1];

@@ -30,9 +30,22 @@ describe('users:add, users:list, users:remove', () => {
     expect((await users('list')).out).toEqual(added.out);
     const again = await users('add', '--email', 'ana@empresa.com.br', '--role', 'viewer');
     expect([again.status, again.err]).toEqual([1, 'ana@empresa.com.br is a person of the inbox already (npm run users:list).']);
+    const last = await users('remove', 'ANA@empresa.com.br');
+    expect([last.status, last.err]).toEqual([1, 'ANA@empresa.com.br is the last admin: make another person admin first.']);
+    const bia = await users('add', '--email', 'bia@empresa.com.br', '--role', 'admin');
     const removed = await users('remove', 'ANA@empresa.com.br');
     expect(removed.status).toBe(0);
-    expect((await users('list')).out).toEqual([]);
+    expect((await users('list')).out).toEqual(bia.out);
+  });
+
+  it('removes only one of the last two admins when both are removed at the same instant', async () => {
+    await users('add', '--email', 'caio@empresa.com.br', '--role', 'admin');
+    const admins = async () => (await users('list')).out.filter((person) => person.role === 'admin');
+    expect(await admins()).toHaveLength(2);
+    const results = await Promise.all((await admins()).map((person) => users('remove', person.id)));
+    expect(results.map((result) => result.status).sort()).toEqual([0, 1]);
+    expect(results.find((result) => result.status === 1)!.err).toMatch(/ is the last admin: make another person admin first\.$/);
+    expect(await admins()).toHaveLength(1);
   });
 
   it('refuses usage errors with exit code 2 before opening the database', async () => {

@@ -1,5 +1,6 @@
 import { parse as parseContentType } from 'content-type';
 import type { Request } from 'express';
+import { isInboxPath } from '../inbox/inbox-path.js';
 import { AppError, validationFailed } from '../problem/app-error.js';
 import { parseStrictJson } from './strict-json.js';
 
@@ -128,7 +129,7 @@ export function inboxFormOf(req: Request): URLSearchParams {
   const cached = (req as Request & { [INBOX_FORM]?: URLSearchParams })[INBOX_FORM];
   if (cached) return cached;
   const { mediaType, charset, raw } = outcomeOf(req);
-  if (!req.path.startsWith('/inbox/') || mediaType !== FORM_MEDIA_TYPE || (charset !== undefined && charset !== 'utf-8')) {
+  if (!isInboxPath(req.path) || mediaType !== FORM_MEDIA_TYPE || (charset !== undefined && charset !== 'utf-8')) {
     throw new AppError('unsupported_media_type', `Inbox forms are sent as ${FORM_MEDIA_TYPE} in UTF-8${mediaType ? `, not ${mediaType}` : ''}.`);
   }
   let text: string;

@@ -24,6 +24,9 @@ export function setInboxHeaders(res: Response): void {
   res.setHeader('X-Robots-Tag', 'noindex');
   res.setHeader('Cache-Control', 'no-store');
   res.setHeader('Vary', 'Cookie, Accept-Language, HX-Request');
+  // The service's are for the API, fetched by other sites; the inbox is only ever its own origin's (no CORS either: app.setup.ts).
+  res.setHeader('Cross-Origin-Resource-Policy', 'same-origin');
+  res.setHeader('X-Frame-Options', 'DENY');
 }
 
 /** Every /inbox request: the inbox's headers, and its session (if any) read into the request's principal. */

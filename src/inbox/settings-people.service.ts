@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { OPERATOR_SCOPES } from '../auth/scopes.js';
 import { PeopleService } from '../people/people.service.js';
+import type { PersonChange } from '../people/people.store.js';
 import type { Person } from '../people/person.js';
 import { isRole, MANAGE_PEOPLE, ROLES } from '../people/roles.js';
 import { AppError } from '../problem/app-error.js';
@@ -59,15 +60,13 @@ export class SettingsPeople {
     const role = field(form, 'role');
     if (!isRole(role)) return this.list(req, res, { problem: { status: 422, errors: [{ field: 'role', message: 'error.invalid_value' }] } });
     const target = await this.find(id);
-    if (target.role === 'admin' && role !== 'admin' && (await this.lastAdmin())) return this.refuseLastAdmin(req, res);
-    if (!(await this.people.setRole(target.id, role, person.userId))) throw gone();
+    if (this.refused(await this.people.setRole(target.id, role, person.userId))) return this.refuseLastAdmin(req, res);
     this.page.redirect(res, `${LIST}?notice=role`);
   }
 
   async remove(req: Request, res: Response, person: PersonPrincipal, id: string): Promise<void> {
     const target = await this.find(id);
-    if (target.role === 'admin' && (await this.lastAdmin())) return this.refuseLastAdmin(req, res);
-    if (!(await this.people.remove(target.id, person.userId))) throw gone();
+    if (this.refused(await this.people.remove(target.id, person.userId))) return this.refuseLastAdmin(req, res);
     this.page.redirect(res, `${LIST}?notice=removed`);
   }
 
@@ -78,9 +77,10 @@ export class SettingsPeople {
     return person;
   }
 
-  /** Whether one admin is left. Checked above the store: two admins demoting each other at the same instant both pass. */
-  private async lastAdmin(): Promise<boolean> {
-    return (await this.people.list()).filter((person) => person.role === 'admin').length <= 1;
+  /** Whether the store refused the change as the last admin's (the check is in its transaction); gone if the person is. */
+  private refused(change: PersonChange): boolean {
+    if (change === 'missing') throw gone();
+    return change === 'last_admin';
   }
 
   private refuseLastAdmin(req: Request, res: Response): Promise<void> {

@@ -73,7 +73,9 @@ function parse(argv: string[]): Run {
       const [who] = args({}, 1).positionals;
       return async (people, io) => {
         const person = who.includes('@') ? await people.byAddress(who) : await people.byId(who);
-        if (!person || !(await people.remove(person.id))) throw new Refused(`No person ${who} (npm run users:list).`);
+        const change = person ? await people.remove(person.id) : 'missing';
+        if (change === 'last_admin') throw new Refused(`${who} is the last admin: make another person admin first.`);
+        if (!person || change === 'missing') throw new Refused(`No person ${who} (npm run users:list).`);
         io.err(`Removed ${person.email}: every session of theirs has ended, on every instance.`);
       };
     }

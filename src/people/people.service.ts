@@ -3,7 +3,7 @@ import { uuidv7 } from '../database/uuid-v7.js';
 import { fieldFailure, foldEmail, normaliseEmail } from '../leads/lead-rules.js';
 import { SessionsStore } from './sessions.store.js';
 import type { Person } from './person.js';
-import { PeopleStore } from './people.store.js';
+import { PeopleStore, type PersonChange } from './people.store.js';
 import { Role } from './roles.js';
 
 /** The most people listed (a team: far more would be a mistake to show whole). */
@@ -48,21 +48,24 @@ export class PeopleService {
     return this.store.list(PEOPLE_LIST_MAX);
   }
 
-  async setRole(id: string, role: Role, by?: string, now = Date.now()): Promise<boolean> {
-    const changed = await this.store.setRole(id, role, now);
-    if (changed) audit.log({ audit: 'person_role_changed', user_id: id, role, by: by ?? 'command line' }, 'inbox person role changed');
-    return changed;
+  /** Refused ('last_admin') when it would leave no admin. */
+  async setRole(id: string, role: Role, by?: string, now = Date.now()): Promise<PersonChange> {
+    const store = this.store;
+    const change = await this.store.sql.run(() => store.setRole(id, role, now));
+    if (change === 'done') audit.log({ audit: 'person_role_changed', user_id: id, role, by: by ?? 'command line' }, 'inbox person role changed');
+    return change;
   }
 
-  /** Removes the person and, at once, every session of theirs (on every instance: the sessions are rows). */
-  async remove(id: string, by?: string): Promise<boolean> {
+  /** Removes the person and, at once, every session of theirs (on every instance: the sessions are rows); never the last admin. */
+  async remove(id: string, by?: string): Promise<PersonChange> {
     const sessions = this.sessions;
     const store = this.store;
-    const removed = await this.store.sql.run(function* () {
-      yield* sessions.removeAllOf(id);
-      return yield* store.remove(id);
+    const change = await this.store.sql.run(function* () {
+      const removed = yield* store.remove(id);
+      if (removed === 'done') yield* sessions.removeAllOf(id);
+      return removed;
     });
-    if (removed) audit.log({ audit: 'person_removed', user_id: id, by: by ?? 'command line' }, 'inbox person removed');
-    return removed;
+    if (change === 'done') audit.log({ audit: 'person_removed', user_id: id, by: by ?? 'command line' }, 'inbox person removed');
+    return change;
   }
 }

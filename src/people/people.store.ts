@@ -5,6 +5,9 @@ import { StepTransactions, Steps } from '../database/step-transaction.js';
 import type { Person } from './person.js';
 import type { Role } from './roles.js';
 
+/** What a role change or removal did: refused when it would leave no admin. */
+export type PersonChange = 'done' | 'missing' | 'last_admin';
+
 const COLUMNS = 'id, email, role, created_at';
 
 function toPerson(row: Record<string, unknown>): Person {
@@ -46,17 +49,34 @@ export class PeopleStore {
     return rows.map(toPerson);
   }
 
-  async setRole(id: string, role: Role, now: number): Promise<boolean> {
-    const rows = await this.sql.query(
-      `UPDATE inbox_people SET role = ${this.sql.p(1)}, updated_at = ${this.sql.p(2)} WHERE id = ${this.sql.p(3)} RETURNING id`,
-      [role, now, id],
-    );
-    return rows.length === 1;
+  /** A role change, refused when it would leave no admin (the check and the change in one transaction: lastAdminGuard). */
+  *setRole(id: string, role: Role, now: number): Steps<PersonChange> {
+    const refused = yield* this.lastAdminGuard(id, role !== 'admin');
+    if (refused) return refused;
+    yield [`UPDATE inbox_people SET role = ${this.sql.p(1)}, updated_at = ${this.sql.p(2)} WHERE id = ${this.sql.p(3)}`, [role, now, id]];
+    return 'done';
   }
 
-  /** A step of the removal, in the transaction that ends the person's sessions. */
-  *remove(id: string): Steps<boolean> {
-    const rows = yield [`DELETE FROM inbox_people WHERE id = ${this.sql.p(1)} RETURNING id`, [id]];
-    return rows.length === 1;
+  /** A step of the removal, in the transaction that ends the person's sessions; refused for the last admin. */
+  *remove(id: string): Steps<PersonChange> {
+    const refused = yield* this.lastAdminGuard(id, true);
+    if (refused) return refused;
+    yield [`DELETE FROM inbox_people WHERE id = ${this.sql.p(1)}`, [id]];
+    return 'done';
+  }
+
+  /**
+   * Whether the person is missing, or the last admin when `demotes` (their change would leave none). On PostgreSQL the
+   * admins' rows are locked first, so two admins demoting each other at once take turns and the second sees the first's
+   * change (READ COMMITTED reads afresh per statement); SQLite runs one writer's transaction at a time.
+   */
+  private *lastAdminGuard(id: string, demotes: boolean): Steps<'missing' | 'last_admin' | undefined> {
+    if (this.sql.postgres) yield [`SELECT id FROM inbox_people WHERE role = 'admin' FOR UPDATE`, []];
+    const [target] = yield [
+      `SELECT role, (SELECT count(*) FROM inbox_people WHERE role = 'admin') AS admins FROM inbox_people WHERE id = ${this.sql.p(1)}`,
+      [id],
+    ];
+    if (!target) return 'missing';
+    return demotes && target.role === 'admin' && Number(target.admins) <= 1 ? 'last_admin' : undefined;
   }
 }

@@ -19,11 +19,13 @@ export interface ProblemFormat {
 export class ProblemFormats {
   private readonly formats: { prefix: string; format: ProblemFormat }[] = [];
 
+  /** `pathPrefix` in lower case: express matches routes in any case, so the path is compared lower-cased. */
   register(pathPrefix: string, format: ProblemFormat): void {
     this.formats.push({ prefix: pathPrefix, format });
   }
 
   forPath(path: string): ProblemFormat | undefined {
-    return this.formats.find(({ prefix }) => path.startsWith(prefix))?.format;
+    const lower = path.toLowerCase();
+    return this.formats.find(({ prefix }) => lower.startsWith(prefix))?.format;
   }
 }
