@@ -9,9 +9,10 @@
 // the search index built once after the rows (as migration 1766000000000 would). The service runs pinned to CPU 0; each
 // target is a closed loop on one connection: GET /api/v1/leads (REST, as the inbox's page calls LeadReader.list), and
 // the capped count timed as LeadReader.countUpTo runs it (the same SQL, on its own connection: REST has no count), and
-// GET /inbox/leads when the service has it (a person's session made directly in the database). Prints a Markdown table.
+// GET /inbox/leads, the page a person sees (its rows, its count and its held count; a viewer's session made directly in
+// the database). Prints a Markdown table.
 import { execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -269,14 +270,37 @@ async function countSql(sqlite, q, first) {
   return `SELECT COUNT(*) AS n FROM (${accepted} AND ${search} LIMIT ${COUNT_CAP + 1}) AS counted`;
 }
 
-async function measure(database, service, count, duration) {
+/**
+ * A viewer's inbox session, written as InboxSessions would (only the SHA-256 of its id stored): the cookie that carries
+ * it. `exec` runs one statement on the service's database.
+ */
+async function inboxCookie(exec) {
+  const id = randomBytes(32).toString('base64url');
+  const person = randomUUID();
+  const now = Date.now();
+  await exec(`INSERT INTO inbox_people (id, email, email_folded, role, created_at, updated_at)
+    VALUES ('${person}', 'bench.${person}@example.com', 'bench.${person}@example.com', 'viewer', ${now}, ${now})`);
+  await exec(`INSERT INTO inbox_sessions (id_hash, person_id, created_at, last_seen_at, expires_at)
+    VALUES ('${createHash('sha256').update(id).digest('hex')}', '${person}', ${now}, ${now}, ${now + 86_400_000})`);
+  return `inbox_session=${id}`;
+}
+
+async function measure(database, service, count, duration, exec) {
   const headers = { authorization: `Bearer ${await operatorToken(service, 'bench inbox', 'leads:read')}` };
+  const cookie = { cookie: await inboxCookie(exec) };
   // A fresh keep-alive connection per target: one left idle while the counts ran would be closed by the server.
   let agent = new Agent({ keepAlive: true, maxSockets: 1 });
   const rest = (query, check) => async () => {
     const res = await get(agent, service.base, `/api/v1/leads?limit=${PAGE}${query}`, headers);
     if (res.status !== 200) throw new Error(`${query}: ${res.status} ${res.body.toString().slice(0, 300)}`);
     check(JSON.parse(res.body).data.length);
+    return res.ms;
+  };
+  // The page's rows: one <tr> each, beside the header's.
+  const inbox = (query, check) => async () => {
+    const res = await get(agent, service.base, `/inbox/leads${query}`, cookie);
+    if (res.status !== 200) throw new Error(`/inbox/leads${query}: ${res.status} ${res.body.toString().slice(0, 300)}`);
+    check(res.body.toString().split('<tr').length - 2);
     return res.ms;
   };
   const timed = (run) => async () => {
@@ -294,6 +318,9 @@ async function measure(database, service, count, duration) {
     [`search, common name: count`, timed(() => count(plain(COMMON)))],
     [`search, two common words: q=maria silva (REST)`, rest('&q=maria%20silva', (n) => n > 0 || fail('maria silva: none'))],
     [`search, one letter: q=a (REST)`, rest('&q=a', (n) => n === PAGE || fail('a: short page'))],
+    ['inbox page: first page (GET /inbox/leads)', inbox('', (n) => n === PAGE || fail(`inbox: ${n} rows`))],
+    [`inbox page, rare name: q=${rareQ}`, inbox(`?q=${rareQ}`, (n) => (n > 0 && n < 10) || fail(`inbox rare: ${n} rows`))],
+    [`inbox page, common name: q=${plain(COMMON)}`, inbox(`?q=${plain(COMMON)}`, (n) => n === PAGE || fail(`inbox common: ${n} rows`))],
   ];
   const lines = [];
   for (const [name, once] of targets) {
@@ -331,8 +358,14 @@ async function onSqlite(opts) {
       return statements.get(sql).get().n;
     };
     const count = async (q) => first(await countSql(true, q, first));
+    const exec = (sql) => {
+      const writer = new Database(join(dataDir, 'leads.sqlite'));
+      writer.pragma('busy_timeout = 5000');
+      writer.exec(sql);
+      writer.close();
+    };
     try {
-      return { seconds, index: 'leads_search (FTS5)', lines: await measure('SQLite', service, count, opts.duration) };
+      return { seconds, index: 'leads_search (FTS5)', lines: await measure('SQLite', service, count, opts.duration, exec) };
     } finally {
       db.close();
     }
@@ -352,7 +385,7 @@ async function onPostgres(opts) {
     const { seconds, index } = await seedPostgres(admin, opts.rows);
     console.error(`PostgreSQL: seeded ${opts.rows} leads in ${seconds.toFixed(1)} s (search index ${index})`);
     const count = async (q) => (await admin.query(await countSql(false, q))).rows[0].n;
-    return { seconds, index, lines: await measure('PostgreSQL', service, count, opts.duration) };
+    return { seconds, index, lines: await measure('PostgreSQL', service, count, opts.duration, (sql) => admin.query(sql)) };
   } finally {
     await service?.stop();
     await admin.end();

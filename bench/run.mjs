@@ -132,7 +132,9 @@ async function startServer(kind, script = kind === 'service' ? SERVICE : BASELIN
       env.SECRETS_KEY = process.env.SECRETS_KEY ?? Buffer.alloc(32, 'bench secrets key').toString('base64');
     }
   }
-  const [command, args] = hasTaskset ? ['taskset', ['-c', '0', process.execPath, script]] : [process.execPath, [script]];
+  // SERVICE_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' profiles the servers (as in bench/support.mjs).
+  const nodeArgs = process.env.SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const [command, args] = hasTaskset ? ['taskset', ['-c', '0', process.execPath, ...nodeArgs, script]] : [process.execPath, [...nodeArgs, script]];
   const started = performance.now();
   const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';

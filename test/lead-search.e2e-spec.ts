@@ -234,3 +234,54 @@ describe('searching leads with q', () => {
     expect(JSON.stringify(lines)).not.toMatch(/joana|souza/i);
   });
 });
+
+/** Of the newer leads a fifth are Silva (a common word), and one in twenty is held, half of those a Silva. */
+const newerHeld = (i: number) => i % 40 < 2;
+
+describe('searching past the newest leads', () => {
+  // Beyond what a search reads row by row before it asks the index (4,000 of the newest leads): the oldest leads, one
+  // rare name among them, are found through the index, in the list, the export and the counts, whichever plan each takes.
+  let t: TestApp;
+  let reader: string;
+  const get = (path: string, query: Record<string, string>) => t.http.get(path).query(query).set('Authorization', `Bearer ${reader}`).then(expectContract);
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    reader = await operatorToken(t, 'leads:read leads:export', 'crm-search-deep');
+    const at = (ms: number) => new Date(Date.UTC(2024, 0, 1) + ms);
+    const rare = [0, 1, 2].map((i) => storedLead(i, { nome: `Iolanda Quaresma ${i}`, receivedAt: at(i), screeningVerdict: i === 2 ? 'held' : 'accepted' }));
+    const newer = Array.from({ length: 4500 }, (_, i) =>
+      storedLead(i + 3, { nome: i % 5 ? `Pessoa ${i}` : `Pessoa Silva ${i}`, receivedAt: at(1000 + i), screeningVerdict: newerHeld(i) ? 'held' : 'accepted' }),
+    );
+    const rows = [...rare, ...newer];
+    for (let start = 0; start < rows.length; start += 500) await t.dataSource.getRepository(Lead).insert(rows.slice(start, start + 500));
+  });
+  afterAll(() => t.close());
+
+  it('finds a rare name older than the newest leads in the list, the export and the counts', async () => {
+    const listed = await get('/api/v1/leads', { q: 'quaresma', screening: 'all' });
+    expect(listed.body.data.map((lead: LeadView) => lead.nome)).toEqual(['Iolanda Quaresma 2', 'Iolanda Quaresma 1', 'Iolanda Quaresma 0']);
+    expect(listed.body.held_count).toBe(1);
+    const exported = await get('/api/v1/leads/export', { format: 'jsonl', q: 'quaresma' });
+    expect(
+      exported.text
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line).nome),
+    ).toEqual(['Iolanda Quaresma 1', 'Iolanda Quaresma 0']);
+    const leads = t.app.get(LeadReader);
+    expect(await leads.countUpTo({ q: 'quaresma' }, 10_000)).toBe(3);
+    expect(await leads.countUpTo({ q: 'quaresma', screening: 'held' }, 10_000)).toBe(1);
+    expect(await leads.heldCount({ q: 'quaresma' })).toBe(1);
+  });
+
+  it('counts a common word among the held leads as among all', async () => {
+    const leads = t.app.get(LeadReader);
+    const held = Array.from({ length: 4500 }, (_, i) => i).filter(newerHeld);
+    expect(await leads.countUpTo({ screening: 'held' }, 10_000)).toBe(held.length + 1);
+    expect(await leads.countUpTo({ q: 'silva', screening: 'held' }, 10_000)).toBe(held.filter((i) => i % 5 === 0).length);
+    expect(await leads.countUpTo({ q: 'pessoa', screening: 'held' }, 10_000)).toBe(held.length);
+    expect(await leads.heldCount({ q: 'pessoa' })).toBe(held.length);
+    expect(await leads.countUpTo({ q: 'silva' }, 10_000)).toBe(900);
+  });
+});

@@ -7,7 +7,7 @@ import { DataSource } from 'typeorm';
 import type { Caller } from '../auth/caller.decorator.js';
 import { StepTransactions, Steps } from '../database/step-transaction.js';
 import { uuidv7 } from '../database/uuid-v7.js';
-import { InvalidCursor, LeadPage, LeadReader, LeadView } from '../leads/lead-reader.service.js';
+import { InvalidCursor, LeadReader, LeadRows, LeadView } from '../leads/lead-reader.service.js';
 import { AppError } from '../problem/app-error.js';
 import type { LegalBasisView } from '../leads/legal-bases.js';
 import { Outbox } from '../outbox/outbox.service.js';
@@ -98,9 +98,9 @@ export class DataSubjectService {
   async access(body: Record<string, unknown>, caller: Caller): Promise<AccessPage> {
     const { email, cursor } = parseAccess(body);
     const requestedAt = Date.now();
-    let page: LeadPage;
+    let page: LeadRows;
     try {
-      page = await this.reader.list({ email }, ACCESS_PAGE_SIZE, cursor, {
+      page = await this.reader.page({ email }, ACCESS_PAGE_SIZE, cursor, {
         maxLimit: ACCESS_PAGE_SIZE,
         purpose: 'data_subject_access',
         readPart: READ_PART,

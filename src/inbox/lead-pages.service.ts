@@ -130,7 +130,7 @@ export class LeadPages {
       params = given(raw, ['since', 'until', 'origem', 'channel', 'screening', 'q', 'cursor']);
       const query = (await pipe.transform(params, { type: 'query', metatype: InboxLeadsQuery })) as InboxLeadsQuery;
       filter = leadFilterOf(query, this.timeZone);
-      page = await this.reader.list(filter, INBOX_PAGE_SIZE, query.cursor);
+      page = await this.reader.page(filter, INBOX_PAGE_SIZE, query.cursor);
     } catch (error) {
       return { params, errors: queryErrorsOf(error), leads: [], nextCursor: null, count: 0, heldCount: 0, spamCount: 0 };
     }

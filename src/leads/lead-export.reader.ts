@@ -36,7 +36,7 @@ export class LeadExportReader {
     this.sqlite = dataSource.options.type === 'better-sqlite3';
   }
 
-  /** Up to `limit` leads after `after`, in list order: one short query. */
+  /** Up to `limit` leads after `after`, in list order: LeadReader.keysetQueries in turn, until one fills the page. */
   async page(filter: LeadFilter, limit: number, after?: LeadPosition): Promise<LeadRecord[]> {
     const queries = this.reader.keysetQueries(filter, limit, after);
     if (this.sqlite) {
@@ -52,9 +52,11 @@ export class LeadExportReader {
       }
       return records as LeadRecord[];
     }
-    // One query on PostgreSQL.
-    const [{ sql, params }] = queries;
-    const rows = (await this.dataSource.query(sql, params)) as Record<string, unknown>[];
+    let rows: Record<string, unknown>[] = [];
+    for (const { sql, params } of queries) {
+      rows = (await this.dataSource.query(sql, params)) as Record<string, unknown>[];
+      if (rows.length === limit) break;
+    }
     return rows.map(
       (row) =>
         RECORD_COLUMNS.map((column) =>

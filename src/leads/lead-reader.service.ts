@@ -88,7 +88,8 @@ export interface LeadPosition {
   id: string;
 }
 
-export interface LeadPage {
+/** A page of leads without the held count (LeadReader.page): what a surface that shows its own counts reads. */
+export interface LeadRows {
   data: LeadView[];
   /**
    * The cursor after item `index` of `data` (Relay's edges), sealed when asked for: an HMAC per lead of every page was
@@ -97,6 +98,9 @@ export interface LeadPage {
   cursorAfter(index: number): string;
   /** The cursor after the last item when more leads follow, else null. */
   nextCursor: string | null;
+}
+
+export interface LeadPage extends LeadRows {
   /** Held leads under the same filters but the verdict, at most HELD_COUNT_CAP (heldCount). */
   heldCount: number;
 }
@@ -109,10 +113,16 @@ export class InvalidCursor extends Error {
   }
 }
 
-/** How many of the newest leads a search on SQLite reads row by row before it asks the FTS5 index (keysetQueries). */
+/** How many of the newest leads a search reads row by row before it asks the search index (keysetQueries). */
 const RECENT_SCAN = 4000;
 /** One lead in this many of the newest having a word makes it common (countedBy). */
 const COMMON_SHARE = 20;
+/**
+ * At most this many held (or spam) leads, a search common among all leads is counted among them by reading them all
+ * (countedBy): the FTS5 index would hand over every lead with the word, whatever its verdict (a name one lead in five
+ * has: 320 ms at a million leads, against 22–34 ms for reading 10,000 held leads; bench/RESULTS.md, inbox).
+ */
+const REVIEW_SCAN_MAX = 20_000;
 
 /** The largest page any surface may ask for. */
 export const MAX_PAGE_SIZE = 200;
@@ -203,29 +213,29 @@ export class LeadReader implements OnModuleInit {
    * Throws InvalidCursor.
    */
   async list(filter: LeadFilter, limit: number, cursor?: string, options: { maxLimit?: number; purpose?: string; readPart?: number } = {}): Promise<LeadPage> {
+    const page = await this.page(filter, limit, cursor, options);
+    return { ...page, heldCount: await this.heldCount(filter) };
+  }
+
+  /** list() without the held count, for a surface that counts for itself (the inbox) or needs none (access requests). */
+  async page(filter: LeadFilter, limit: number, cursor?: string, options: { maxLimit?: number; purpose?: string; readPart?: number } = {}): Promise<LeadRows> {
     const max = options.maxLimit ?? MAX_PAGE_SIZE;
     if (!Number.isInteger(limit) || limit < 1 || limit > max) throw new RangeError(`limit must be an integer from 1 to ${max}`);
     const key = await this.cursorKey();
     const binding = options.purpose === undefined ? filterBinding(filter) : `${options.purpose}\n${filterBinding(filter)}`;
     const after = cursor === undefined ? undefined : openCursor(key, binding, cursor);
-    const { rows, scanned } = await this.rowsInParts(filter, limit + 1, after, options.readPart ?? limit + 1);
-    // A search the newest leads answered is for a common word: its held leads are found the same way.
-    const heldCount = await this.heldCount(filter, scanned ? 'scan' : 'index');
+    const rows = await this.rowsInParts(filter, limit + 1, after, options.readPart ?? limit + 1);
     const data = rows.slice(0, limit);
     const cursorAfter = (index: number) => sealCursor(key, binding, Date.parse(data[index].received_at), data[index].id);
-    return { data, cursorAfter, nextCursor: rows.length > limit ? cursorAfter(data.length - 1) : null, heldCount };
+    return { data, cursorAfter, nextCursor: rows.length > limit ? cursorAfter(data.length - 1) : null };
   }
 
   /**
    * The held leads the filter's other conditions select, whatever its verdict, counted up to HELD_COUNT_CAP: one query
-   * over leads_held_idx (or the e-mail's or origem's index) that stops at the cap. A search on SQLite through its FTS5
-   * index, or (`scan`, for a common word) by reading the held leads' search_folded in that index's order.
+   * over leads_held_idx (or the e-mail's or origem's index) that stops at the cap; a search as countUpTo runs it.
    */
-  async heldCount(filter: LeadFilter, search: 'index' | 'scan' = 'index'): Promise<number> {
-    const { where, params } = this.conditions({ ...filter, screening: 'held' }, undefined, 0, search);
-    const sql = `SELECT COUNT(*) AS n FROM (SELECT 1 FROM leads WHERE ${where.join(' AND ')} LIMIT ${HELD_COUNT_CAP}) AS held`;
-    const [row] = (await this.dataSource.query(sql, params)) as { n: number | string }[];
-    return Number(row.n);
+  async heldCount(filter: LeadFilter): Promise<number> {
+    return this.counted({ ...filter, screening: 'held' }, HELD_COUNT_CAP);
   }
 
   /**
@@ -234,22 +244,58 @@ export class LeadReader implements OnModuleInit {
    */
   async countUpTo(filter: LeadFilter, cap: number): Promise<number> {
     if (!Number.isInteger(cap) || cap < 0) throw new RangeError('cap must be a non-negative integer');
-    const { where, params } = this.conditions(filter, undefined, 0, await this.countedBy(filter));
-    const sql = `SELECT COUNT(*) AS n FROM (SELECT 1 FROM leads${where.length ? ` WHERE ${where.join(' AND ')}` : ''} LIMIT ${cap + 1}) AS counted`;
-    const [row] = (await this.dataSource.query(sql, params)) as { n: number | string }[];
+    return this.counted(filter, cap + 1);
+  }
+
+  /** The leads the filter selects, counted up to `limit`, by the plan countedBy chooses. */
+  private async counted(filter: LeadFilter, limit: number): Promise<number> {
+    const plan = await this.countedBy(filter);
+    let query: { sql: string; params: unknown[] };
+    if (plan === 'review') {
+      // Every lead of the verdict (at most REVIEW_SCAN_MAX), in its partial index's order: no planner takes the search index.
+      const { sql, params } = this.recentScan(filter, '1', REVIEW_SCAN_MAX + 1, undefined, 'search_folded');
+      query = { sql: `SELECT COUNT(*) AS n FROM (${sql} LIMIT ${limit}) AS counted`, params };
+    } else {
+      const { where, params } = this.conditions(filter, undefined, 0, plan);
+      query = {
+        sql: `SELECT COUNT(*) AS n FROM (SELECT 1 FROM leads${where.length ? ` WHERE ${where.join(' AND ')}` : ''} LIMIT ${limit}) AS counted`,
+        params,
+      };
+    }
+    const [row] = (await this.dataSource.query(query.sql, query.params)) as { n: number | string }[];
     return Number(row.n);
   }
 
   /**
-   * How a search on SQLite is counted: a word that one in COMMON_SHARE of the newest RECENT_SCAN leads has is common,
-   * and counted by reading leads in list order (the count stops early); a rarer one through the FTS5 index, which then
-   * hands over few leads to read.
+   * How a search is counted. Few held or spam leads (REVIEW_SCAN_MAX) are read in full (`review`) when any word of the
+   * search is common among all leads: a search index would hand over every lead with that word, whatever its verdict
+   * (FTS5, and PostgreSQL's planner, which joined the trigram index's 200,000 Silvas to 10,000 held leads). Otherwise, on
+   * SQLite, a search that one in COMMON_SHARE of the newest RECENT_SCAN leads the filter selects matches is common, and
+   * counted by reading leads in list order (`scan`: the count stops early); a rarer one through the index.
    */
-  private async countedBy(filter: LeadFilter): Promise<'index' | 'scan'> {
-    if (!this.sqlite || filter.q === undefined) return 'index';
-    const { sql, params } = this.recentScan(filter, 'COUNT(*) AS n', RECENT_SCAN);
-    const [row] = (await this.dataSource.query(sql, params)) as { n: number }[];
-    return Number(row.n) * COMMON_SHARE >= RECENT_SCAN ? 'scan' : 'index';
+  private async countedBy(filter: LeadFilter): Promise<'index' | 'scan' | 'review'> {
+    if (filter.q === undefined) return 'index';
+    if ((filter.screening === 'held' || filter.screening === 'spam') && (await this.fewLeads(filter.screening))) {
+      const every = { ...filter, screening: undefined };
+      for (const word of searchPhrases(filter.q).flat()) if (await this.common({ ...every, q: word })) return 'review';
+      return 'index';
+    }
+    if (!this.sqlite) return 'index';
+    return (await this.common(filter)) ? 'scan' : 'index';
+  }
+
+  /** At most REVIEW_SCAN_MAX leads have this verdict (their partial index alone answers). */
+  private async fewLeads(verdict: ScreeningVerdict): Promise<boolean> {
+    const sql = `SELECT COUNT(*) AS n FROM (SELECT 1 FROM leads WHERE ${verdictCondition(verdict)} LIMIT ${REVIEW_SCAN_MAX + 1}) AS review`;
+    const [row] = (await this.dataSource.query(sql)) as { n: number | string }[];
+    return Number(row.n) <= REVIEW_SCAN_MAX;
+  }
+
+  /** One in COMMON_SHARE of the newest RECENT_SCAN leads the filter's other conditions select match its search. */
+  private async common(filter: LeadFilter): Promise<boolean> {
+    const { sql, params } = this.recentScan(filter, 'COUNT(*) AS n', RECENT_SCAN, undefined, 'search_folded');
+    const [row] = (await this.dataSource.query(sql, params)) as { n: number | string }[];
+    return Number(row.n) * COMMON_SHARE >= RECENT_SCAN;
   }
 
   /** How many leads the filter selects: one COUNT over the day's part of the keyset index (the digest's total for a day). */
@@ -265,57 +311,55 @@ export class LeadReader implements OnModuleInit {
    * rows() for a large page: keyset queries of at most `part` rows each, one after the other, with a turn of the event
    * loop between them (on SQLite a query holds the loop while it runs).
    */
-  private async rowsInParts(filter: LeadFilter, limit: number, after: LeadPosition | undefined, part: number): Promise<{ rows: LeadView[]; scanned: boolean }> {
+  private async rowsInParts(filter: LeadFilter, limit: number, after: LeadPosition | undefined, part: number): Promise<LeadView[]> {
     const rows: LeadView[] = [];
-    let scanned = false;
     for (let position = after; rows.length < limit;) {
       const want = Math.min(part, limit - rows.length);
-      const got = await this.rowsOf(filter, want, position);
-      if (position === after) scanned = got.scanned;
-      rows.push(...got.rows);
-      if (got.rows.length < want || rows.length === limit) break;
+      const got = await this.rows(filter, want, position);
+      rows.push(...got);
+      if (got.length < want || rows.length === limit) break;
       position = { receivedAt: Date.parse(rows[rows.length - 1].received_at), id: rows[rows.length - 1].id };
       await nextTurn();
     }
-    return { rows, scanned };
+    return rows;
   }
 
   /** Up to `limit` leads the filter selects, after the lead at `after`, in list order, without cursors. */
   async rows(filter: LeadFilter, limit: number, after?: LeadPosition): Promise<LeadView[]> {
-    return (await this.rowsOf(filter, limit, after)).rows;
-  }
-
-  /** rows(), and whether the first of keysetQueries (the scan of the newest leads, for a search on SQLite) answered. */
-  private async rowsOf(filter: LeadFilter, limit: number, after?: LeadPosition): Promise<{ rows: LeadView[]; scanned: boolean }> {
-    const queries = this.keysetQueries(filter, limit, after);
     let rows: Row[] = [];
-    for (const [i, { sql, params }] of queries.entries()) {
+    for (const { sql, params } of this.keysetQueries(filter, limit, after)) {
       rows = (await this.dataSource.query(sql, params)) as Row[];
-      if (rows.length === limit) return { rows: rows.map((row) => this.view(row)), scanned: i === 0 && queries.length > 1 };
+      if (rows.length === limit) break;
     }
-    return { rows: rows.map((row) => this.view(row)), scanned: false };
+    return rows.map((row) => this.view(row));
   }
 
   /**
    * The keyset queries of a page: LEAD_VIEW_COLUMNS of up to `limit` leads after `after`, in list order. Run in turn
-   * until one gives `limit` rows; the last one's answer is the page. One query, but for a search on SQLite two:
-   * first the newest RECENT_SCAN leads of the other filters, searched row by row (a common word fills the page there,
-   * where the FTS5 index would hand over every lead that has it, to be read and sorted: 1.5 s for a name one lead in
-   * five has, at a million leads), then the FTS5 index (a rare word: few leads to read). rows() runs them; the export
-   * (lead-export.reader.ts) runs them for its larger pages, as arrays.
+   * until one gives `limit` rows; the last one's answer is the page. One query, but for a search two: first the
+   * newest RECENT_SCAN leads of the other filters, searched row by row (a common word fills the page there, where the
+   * search index would hand over every lead that has it, to be read and sorted: 1.5 s on SQLite for a name one lead in
+   * five has, at a million leads, and 71 ms p50 on PostgreSQL), then the search index (a rare word: few leads to read).
+   * rows() runs them; the export (lead-export.reader.ts) runs them for its larger pages, as arrays.
    */
   keysetQueries(filter: LeadFilter, limit: number, after?: LeadPosition): { sql: string; params: unknown[] }[] {
     const indexed = this.keysetQuery(filter, limit, after);
-    if (!this.sqlite || filter.q === undefined) return [indexed];
+    if (filter.q === undefined) return [indexed];
     const scan = this.recentScan(filter, COLUMNS, Math.max(RECENT_SCAN, limit * 20), after);
     return [{ sql: `${scan.sql} ORDER BY received_at DESC, id DESC LIMIT ${limit}`, params: scan.params }, indexed];
   }
 
-  /** `select` over those of the newest `newest` leads of the filter's other conditions (after `after`) that its search finds. */
-  private recentScan(filter: LeadFilter, select: string, newest: number, after?: LeadPosition): { sql: string; params: unknown[] } {
+  /** `select` over those of the newest `newest` leads of the filter's other conditions (after `after`) that its search finds; `read`: what is read of each. */
+  private recentScan(
+    filter: LeadFilter,
+    select: string,
+    newest: number,
+    after?: LeadPosition,
+    read = `${COLUMNS}, search_folded`,
+  ): { sql: string; params: unknown[] } {
     const { where, params } = this.conditions({ ...filter, q: undefined }, after);
     const { where: search, params: searchParams } = this.conditions({ q: filter.q }, undefined, params.length);
-    const recent = `SELECT ${COLUMNS}, search_folded FROM leads${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY received_at DESC, id DESC LIMIT ${newest}`;
+    const recent = `SELECT ${read} FROM leads${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY received_at DESC, id DESC LIMIT ${newest}`;
     return { sql: `SELECT ${select} FROM (${recent}) AS recent WHERE ${search.join(' AND ')}`, params: [...params, ...searchParams] };
   }
 
