@@ -275,8 +275,22 @@ describe('searching past the newest leads', () => {
     expect(await leads.heldCount({ q: 'quaresma' })).toBe(1);
   });
 
-  it('counts a common word among the held leads as among all', async () => {
+  it('lists and counts a common word among the held leads as among all', async () => {
     const leads = t.app.get(LeadReader);
+    // Newest first, in pages: the held Silvas are the newer leads numbered i % 40 === 0 (number i + 3).
+    const heldSilvas = Array.from({ length: 4500 }, (_, i) => i)
+      .filter((i) => newerHeld(i) && i % 5 === 0)
+      .reverse()
+      .map((i) => `Pessoa Silva ${i}`);
+    const seen: string[] = [];
+    let res = await get('/api/v1/leads', { q: 'silva', screening: 'held', limit: '50' });
+    for (;;) {
+      seen.push(...res.body.data.map((lead: LeadView) => lead.nome));
+      expect(res.body.held_count).toBe(heldSilvas.length);
+      if (res.body.next_cursor === null) break;
+      res = await get('/api/v1/leads', { q: 'silva', screening: 'held', limit: '50', cursor: res.body.next_cursor });
+    }
+    expect(seen).toEqual(heldSilvas);
     const held = Array.from({ length: 4500 }, (_, i) => i).filter(newerHeld);
     expect(await leads.countUpTo({ screening: 'held' }, 10_000)).toBe(held.length + 1);
     expect(await leads.countUpTo({ q: 'silva', screening: 'held' }, 10_000)).toBe(held.filter((i) => i % 5 === 0).length);

@@ -275,13 +275,17 @@ export class LeadReader implements OnModuleInit {
    */
   private async countedBy(filter: LeadFilter): Promise<'index' | 'scan' | 'review'> {
     if (filter.q === undefined) return 'index';
-    if ((filter.screening === 'held' || filter.screening === 'spam') && (await this.fewLeads(filter.screening))) {
-      const every = { ...filter, screening: undefined };
-      for (const word of searchPhrases(filter.q).flat()) if (await this.common({ ...every, q: word })) return 'review';
-      return 'index';
-    }
+    if (filter.screening === 'held' || filter.screening === 'spam') return (await this.readInFull(filter)) ? 'review' : 'index';
     if (!this.sqlite) return 'index';
     return (await this.common(filter)) ? 'scan' : 'index';
+  }
+
+  /** A search among few held or spam leads, one of its words common among all leads: read them all (countedBy). */
+  private async readInFull(filter: LeadFilter): Promise<boolean> {
+    if (filter.q === undefined || (filter.screening !== 'held' && filter.screening !== 'spam') || !(await this.fewLeads(filter.screening))) return false;
+    const every = { ...filter, screening: undefined };
+    for (const word of searchPhrases(filter.q).flat()) if (await this.common({ ...every, q: word })) return true;
+    return false;
   }
 
   /** At most REVIEW_SCAN_MAX leads have this verdict (their partial index alone answers). */
@@ -326,8 +330,13 @@ export class LeadReader implements OnModuleInit {
 
   /** Up to `limit` leads the filter selects, after the lead at `after`, in list order, without cursors. */
   async rows(filter: LeadFilter, limit: number, after?: LeadPosition): Promise<LeadView[]> {
+    // The held queue searched for a common word: its few leads read in full, in order (the index would hand over every
+    // lead with the word); one query, complete since there are at most REVIEW_SCAN_MAX.
+    const queries = (await this.readInFull(filter))
+      ? [this.ordered(this.recentScan(filter, COLUMNS, REVIEW_SCAN_MAX + 1, after), limit)]
+      : this.keysetQueries(filter, limit, after);
     let rows: Row[] = [];
-    for (const { sql, params } of this.keysetQueries(filter, limit, after)) {
+    for (const { sql, params } of queries) {
       rows = (await this.dataSource.query(sql, params)) as Row[];
       if (rows.length === limit) break;
     }
@@ -345,8 +354,12 @@ export class LeadReader implements OnModuleInit {
   keysetQueries(filter: LeadFilter, limit: number, after?: LeadPosition): { sql: string; params: unknown[] }[] {
     const indexed = this.keysetQuery(filter, limit, after);
     if (filter.q === undefined) return [indexed];
-    const scan = this.recentScan(filter, COLUMNS, Math.max(RECENT_SCAN, limit * 20), after);
-    return [{ sql: `${scan.sql} ORDER BY received_at DESC, id DESC LIMIT ${limit}`, params: scan.params }, indexed];
+    return [this.ordered(this.recentScan(filter, COLUMNS, Math.max(RECENT_SCAN, limit * 20), after), limit), indexed];
+  }
+
+  /** A recentScan's leads in list order, the first `limit`. */
+  private ordered({ sql, params }: { sql: string; params: unknown[] }, limit: number): { sql: string; params: unknown[] } {
+    return { sql: `${sql} ORDER BY received_at DESC, id DESC LIMIT ${limit}`, params };
   }
 
   /** `select` over those of the newest `newest` leads of the filter's other conditions (after `after`) that its search finds; `read`: what is read of each. */

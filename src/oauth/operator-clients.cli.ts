@@ -2,11 +2,8 @@
 // client credentials) in the configured database (DATA_DIR or DATABASE_URL, as the service). A secret goes to standard
 // output, as the last line, one JSON object; everything meant for a person goes to standard error. Exit codes: 0 done,
 // 1 refused (unknown or revoked client, database), 2 usage (unknown command or option, missing name, unknown scope).
-import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { DataSource } from 'typeorm';
 import { OPERATOR_SCOPES } from '../auth/scopes.js';
-import { ConfigError, loadConfig } from '../config/config.js';
-import { dataSourceOptions, runMigrations } from '../database/data-source.js';
+import { commandArgs, type CommandOutput, type DatabaseCommand, runDatabaseCommand, UsageError } from '../database/database-command.js';
 import { OperatorClient } from './operator-client.entity.js';
 import { clientNameOf, IssuedCredentials, OperatorClientError, OperatorClients, operatorScopes } from './operator-clients.service.js';
 
@@ -17,34 +14,12 @@ const USAGE = `Usage:
   npm run clients:revoke -- <client_id>
 Operator scopes: ${OPERATOR_SCOPES.join(' ')}`;
 
-class UsageError extends Error {}
-
-/** Where the command writes: standard output and standard error, one line per call. */
-export interface CommandOutput {
-  out(line: string): void;
-  err(line: string): void;
-}
-
-const STANDARD: CommandOutput = {
-  out: (line) => process.stdout.write(`${line}\n`),
-  err: (line) => process.stderr.write(`${line}\n`),
-};
-
 type Run = (clients: OperatorClients, io: CommandOutput) => Promise<void>;
 
 /** The command line as the work to do, checked before the database is opened. */
 function parse(argv: string[]): Run {
   const [command, ...rest] = argv;
-  const args = (options: ParseArgsConfig['options'] = {}, positionals = 0) => {
-    let parsed;
-    try {
-      parsed = parseArgs({ args: rest, options, allowPositionals: positionals > 0, strict: true });
-    } catch (error) {
-      throw new UsageError((error as Error).message);
-    }
-    if (parsed.positionals.length !== positionals) throw new UsageError(positionals ? 'Give one client id.' : 'Unexpected arguments.');
-    return parsed;
-  };
+  const args = (options?: Parameters<typeof commandArgs>[1], positionals = 0) => commandArgs(rest, options, positionals, 'Give one client id.');
   switch (command) {
     case 'create': {
       const { values } = args({ name: { type: 'string' }, scope: { type: 'string' } });
@@ -117,34 +92,16 @@ function listing(row: OperatorClient) {
   };
 }
 
+const CLIENTS: DatabaseCommand<OperatorClients> = {
+  usage: USAGE,
+  parse,
+  entities: [OperatorClient],
+  service: (dataSource, config) => new OperatorClients(dataSource.getRepository(OperatorClient), config),
+  // A bad name or an unknown scope while parsing is a usage error; an unknown or revoked client, a refusal.
+  refusal: OperatorClientError,
+};
+
 /** Runs one command line against the database `env` (else the process environment) names; resolves to the exit code. */
-export async function clientsCommand(argv: string[], env?: Record<string, string | undefined>, io: CommandOutput = STANDARD): Promise<number> {
-  let run: Run;
-  try {
-    run = parse(argv);
-  } catch (error) {
-    if (!(error instanceof UsageError || error instanceof OperatorClientError)) throw error;
-    io.err(`${error.message}\n\n${USAGE}`);
-    return 2;
-  }
-  let config;
-  try {
-    config = loadConfig(env);
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    io.err(error.message);
-    return 1;
-  }
-  const dataSource = await new DataSource({ ...dataSourceOptions(config), entities: [OperatorClient] }).initialize();
-  try {
-    await runMigrations(dataSource);
-    await run(new OperatorClients(dataSource.getRepository(OperatorClient), config), io);
-    return 0;
-  } catch (error) {
-    if (!(error instanceof OperatorClientError)) throw error;
-    io.err(error.message);
-    return 1;
-  } finally {
-    await dataSource.destroy();
-  }
+export function clientsCommand(argv: string[], env?: Record<string, string | undefined>, io?: CommandOutput): Promise<number> {
+  return runDatabaseCommand(CLIENTS, argv, env, io);
 }

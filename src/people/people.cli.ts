@@ -2,10 +2,7 @@
 // or DATABASE_URL, as the service). What a script reads goes to standard output, one JSON object a line; what a person
 // reads to standard error. Exit codes: 0 done, 1 refused (the address is a person already, no such person, database),
 // 2 usage (unknown command or option, an address that is not one, an unknown role).
-import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { DataSource } from 'typeorm';
-import { ConfigError, loadConfig } from '../config/config.js';
-import { dataSourceOptions, runMigrations } from '../database/data-source.js';
+import { commandArgs, type CommandOutput, type DatabaseCommand, Refused, runDatabaseCommand, UsageError } from '../database/database-command.js';
 import { fieldFailure } from '../leads/lead-rules.js';
 import { PeopleService } from './people.service.js';
 import { PeopleStore } from './people.store.js';
@@ -18,35 +15,13 @@ const USAGE = `Usage:
   npm run users:list
   npm run users:remove -- <id or address>`;
 
-class UsageError extends Error {}
-class Refused extends Error {}
-
-export interface CommandOutput {
-  out(line: string): void;
-  err(line: string): void;
-}
-
-const STANDARD: CommandOutput = {
-  out: (line) => process.stdout.write(`${line}\n`),
-  err: (line) => process.stderr.write(`${line}\n`),
-};
-
 type Run = (people: PeopleService, io: CommandOutput) => Promise<void>;
 
 const listing = (person: Person) => ({ id: person.id, email: person.email, role: person.role, created_at: new Date(person.createdAt).toISOString() });
 
 function parse(argv: string[]): Run {
   const [command, ...rest] = argv;
-  const args = (options: ParseArgsConfig['options'] = {}, positionals = 0) => {
-    let parsed;
-    try {
-      parsed = parseArgs({ args: rest, options, allowPositionals: positionals > 0, strict: true });
-    } catch (error) {
-      throw new UsageError((error as Error).message);
-    }
-    if (parsed.positionals.length !== positionals) throw new UsageError(positionals ? 'Give one id or address.' : 'Unexpected arguments.');
-    return parsed;
-  };
+  const args = (options?: Parameters<typeof commandArgs>[1], positionals = 0) => commandArgs(rest, options, positionals, 'Give one id or address.');
   switch (command) {
     case 'add': {
       const { values } = args({ email: { type: 'string' }, role: { type: 'string' } });
@@ -84,34 +59,14 @@ function parse(argv: string[]): Run {
   }
 }
 
+const PEOPLE: DatabaseCommand<PeopleService> = {
+  usage: USAGE,
+  parse,
+  entities: [],
+  service: (dataSource) => new PeopleService(new PeopleStore(dataSource), new SessionsStore(dataSource)),
+};
+
 /** Runs one command line against the database `env` (else the process environment) names; resolves to the exit code. */
-export async function peopleCommand(argv: string[], env?: Record<string, string | undefined>, io: CommandOutput = STANDARD): Promise<number> {
-  let run: Run;
-  try {
-    run = parse(argv);
-  } catch (error) {
-    if (!(error instanceof UsageError)) throw error;
-    io.err(`${error.message}\n\n${USAGE}`);
-    return 2;
-  }
-  let config;
-  try {
-    config = loadConfig(env);
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    io.err(error.message);
-    return 1;
-  }
-  const dataSource = await new DataSource({ ...dataSourceOptions(config), entities: [] }).initialize();
-  try {
-    await runMigrations(dataSource);
-    await run(new PeopleService(new PeopleStore(dataSource), new SessionsStore(dataSource)), io);
-    return 0;
-  } catch (error) {
-    if (!(error instanceof Refused)) throw error;
-    io.err(error.message);
-    return 1;
-  } finally {
-    await dataSource.destroy();
-  }
+export function peopleCommand(argv: string[], env?: Record<string, string | undefined>, io?: CommandOutput): Promise<number> {
+  return runDatabaseCommand(PEOPLE, argv, env, io);
 }
