@@ -229,7 +229,11 @@ describe('the service as a process', () => {
     const broken = await freshDatabase();
     const server = await startServer({ ...broken.env, NODE_OPTIONS: `--require ${FULL_GC}` });
     try {
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // a full collection, and only then the error that needs the source map
+      server.child.kill('SIGUSR2');
+      for (let waited = 0; !server.output().includes('full-gc: collected') && waited < 10_000; waited += 50)
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(server.output()).toContain('full-gc: collected');
       // The table is taken away under the running service: its next insert fails in a way no handler expects.
       if (broken.kind === 'postgres') await broken.query('DROP TABLE leads');
       else {

@@ -55,7 +55,8 @@ export async function startServer(env: Record<string, string>, port?: number, cw
     }
   };
   const baseUrl = `http://127.0.0.1:${chosen}`;
-  const deadline = Date.now() + 20_000;
+  // A start takes 1-3 s; on a CI machine running two suites beside it, up to ten times that.
+  const deadline = Date.now() + 40_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`server exited early:\n${output}`);
     try {
