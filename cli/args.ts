@@ -41,6 +41,8 @@ const VALUE_OPTIONS = new Set<string>([
   'q',
   'mode',
   'language',
+  'status',
+  'claim',
 ]);
 /** Switches every command takes; the others belong to one command each. */
 const GLOBAL_SWITCHES = new Set(['json', 'help', 'version', 'verbose']);

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 
 export interface StoredRegistration {
   registration_id: string;
-  registration_type: 'anonymous' | 'identity_assertion';
+  registration_type: 'anonymous' | 'identity_assertion' | 'service_auth';
   /** The e-mail asserted with `register --email`, reused when the assertion has expired and we register again. */
   email?: string;
   client_name?: string;

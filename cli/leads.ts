@@ -28,7 +28,8 @@ Commands:
   info                   company information and links
   submit                 send a lead (stored)
   sandbox                validate a lead without storing it
-  register               register this client (anonymous, or --email) and store its credentials
+  register               register this client (anonymous, --email, or --claim <owner's e-mail>) and store
+                         its credentials
   token                  print a current access token
   graphql <query>        run a read-only GraphQL query
   import <file>          send every row of a .csv or .jsonl file, once
@@ -43,8 +44,8 @@ Commands:
   notify <command>       e-mail to the team of each new lead or a daily digest (operator,
                          notifications:manage): add, list, test, remove (leads notify --help)
   subject <command> <email>
-                         data-subject requests (operator): access (leads:read), erase, revoke (leads:erase)
-                         (leads subject --help)
+                         data-subject requests (operator): access (leads:read), erase, revoke (leads:erase);
+                         list: the queue of requests with due dates (leads:read) (leads subject --help)
   logout                 forget the operator login; revoke the stored registration and delete its credentials
 
 Global options:
@@ -75,7 +76,7 @@ const HELP: Record<string, string> = {
   submit: `Usage: leads submit [fields | --file <path>] [--json]\n\nPOST /api/v1/lead: validates and stores a lead (with an Idempotency-Key, so retries never duplicate).\n${LEAD_INPUT_HELP}`,
   sandbox: `Usage: leads sandbox [fields | --file <path>] [--json]\n\nPOST /api/v1/sandbox: the same validation as submit; nothing is stored.\n${LEAD_INPUT_HELP}`,
   register:
-    'Usage: leads register [--email <address>] [--name <client name>] [--json]\n\nPOST /api/v1/agent/identity: anonymous, or an identity assertion with a verified_email claim.\nStores the registration, its assertion and an access token; later commands send the token (agent quota).',
+    'Usage: leads register [--email <address> | --claim <address>] [--name <client name>] [--json]\n\nPOST /api/v1/agent/identity: anonymous, or an identity assertion with a verified_email claim.\nStores the registration, its assertion and an access token; later commands send the token (agent quota).\n--claim <address> registers for its owner (service_auth): it shows the user code and the page where the\nowner types it with the code e-mailed to <address>, and waits for the confirmation; the claimed client\ngets the verified_agent quota.',
   token:
     'Usage: leads token [--json]\n\nPrints a current access token: the stored one, renewed from the assertion within 60 s of expiry; an\nexpired assertion is refreshed with the stored refresh token (the same registration). Needs `leads register`\nfirst (exit 3 otherwise).',
   graphql: 'Usage: leads graphql <query> [--variables <json>] [--json]\n\nPOST /api/v1/graphql; prints `data` as JSON. Exit 2 when the answer has errors.',
@@ -344,9 +345,24 @@ const commands: Record<string, (ctx: Context) => Promise<number>> = {
   },
 
   async register(ctx) {
-    allowOnly(ctx.parsed, ['email', 'name'], 0);
-    const { identity, response } = await ctx.session.register({ email: ctx.parsed.options.email, name: ctx.parsed.options.name });
+    allowOnly(ctx.parsed, ['email', 'name', 'claim'], 0);
+    const { email, name, claim } = ctx.parsed.options;
+    if (claim !== undefined && email !== undefined) throw new UsageError('--claim registers for the address it names: leave out --email');
+    const { identity, response } = await ctx.session.register({ email, name, claim });
     await ctx.session.bearer(true);
+    if (claim !== undefined && identity.claim_attempt && identity.claim_token) {
+      // The owner reads these on the terminal; the JSON answer (with --json) comes once the claim is done.
+      const attempt = identity.claim_attempt;
+      process.stderr.write(
+        `To confirm that this client acts for ${claim}, open ${attempt.verification_uri}\n` +
+          `and type the code ${attempt.user_code} with the code e-mailed to ${claim} (valid ${Math.round(attempt.expires_in / 60)} minutes).\n` +
+          'Waiting for the confirmation…\n',
+      );
+      const claimed = await ctx.session.awaitClaim(identity.claim_token, attempt);
+      if (ctx.json) ctx.out(JSON.stringify({ ...(response.body as object), ...claimed, claimed: true }, null, 2));
+      else ctx.out(`registered ${identity.registration_id} and claimed for ${claim}; assertion valid until ${claimed.assertion_expires}`);
+      return EXIT.ok;
+    }
     if (ctx.json) printJson(ctx, response);
     else {
       ctx.out(`registered ${identity.registration_id} (${identity.registration_type}); assertion valid until ${identity.assertion_expires}`);

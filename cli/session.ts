@@ -4,18 +4,28 @@ import { CredentialStore, StoredRegistration } from './credentials.js';
 import { CliError, EXIT, Http, HttpResponse, RequestOptions, describeFailure, ensureOk } from './http.js';
 
 const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
+const CLAIM_GRANT = 'urn:workos:agent-auth:grant-type:claim';
 /** Renew a token (or an assertion) this long before it expires. */
 const MARGIN_MS = 60_000;
 
 export interface IdentityResponse {
   registration_id: string;
-  registration_type: 'anonymous' | 'identity_assertion';
+  registration_type: 'anonymous' | 'identity_assertion' | 'service_auth';
   identity_assertion: string;
   assertion_expires: string;
   refresh_token?: string;
   refresh_token_expires?: string;
   claim_token?: string;
+  /** A service_auth registration's claim, started with it: what the owner types on the page. */
+  claim_attempt?: ClaimAttempt;
   [key: string]: unknown;
+}
+
+export interface ClaimAttempt {
+  user_code: string;
+  verification_uri: string;
+  expires_in: number;
+  interval: number;
 }
 
 export interface TokenResponse {
@@ -55,10 +65,12 @@ export class Session {
   }
 
   /** POST /api/v1/agent/identity; returns the raw answer and stores the registration. */
-  async register(input: { email?: string; name?: string }): Promise<{ identity: IdentityResponse; response: HttpResponse }> {
-    const body: Record<string, unknown> = input.email
-      ? { type: 'identity_assertion', assertion_type: 'verified_email', assertion: input.email }
-      : { type: 'anonymous' };
+  async register(input: { email?: string; name?: string; claim?: string }): Promise<{ identity: IdentityResponse; response: HttpResponse }> {
+    const body: Record<string, unknown> = input.claim
+      ? { type: 'service_auth', login_hint: input.claim }
+      : input.email
+        ? { type: 'identity_assertion', assertion_type: 'verified_email', assertion: input.email }
+        : { type: 'anonymous' };
     if (input.name !== undefined) body.client_name = input.name;
     const response = await this.http.request('/api/v1/agent/identity', { json: body });
     if (response.status < 200 || response.status >= 300) {
@@ -78,6 +90,42 @@ export class Session {
       ...(identity.claim_token ? { claim_token: identity.claim_token } : {}),
     });
     return { identity, response };
+  }
+
+  /**
+   * Polls the token endpoint with the claim grant until the owner confirms on the page (then the claimed identity's
+   * assertion and token are stored, and the earlier token, which the service now refuses, is dropped), or the attempt
+   * ends. `authorization_pending` waits the interval; `slow_down` adds 5 s to it (RFC 8628 §3.5).
+   */
+  async awaitClaim(claimToken: string, attempt: ClaimAttempt): Promise<{ identity_assertion: string; assertion_expires: string }> {
+    let interval = attempt.interval;
+    const deadline = Date.now() + attempt.expires_in * 1000;
+    for (;;) {
+      await new Promise((resolve) => setTimeout(resolve, interval * 1000));
+      const response = await this.http.request('/oauth2/token', {
+        form: { grant_type: CLAIM_GRANT, claim_token: claimToken },
+        headers: { Accept: 'application/json' },
+      });
+      const body = response.body as TokenResponse & { error?: string; identity_assertion: string; assertion_expires: string };
+      if (response.status === 200) {
+        const issued = { access_token: body.access_token, access_token_expires: new Date(Date.now() + body.expires_in * 1000).toISOString() };
+        await this.store.withLock(async () => {
+          const onFile = this.store.get(this.http.baseUrl);
+          if (onFile) this.remember({ ...onFile, identity_assertion: body.identity_assertion, assertion_expires: body.assertion_expires, ...issued });
+        });
+        return body;
+      }
+      if (body?.error === 'slow_down') interval += 5;
+      else if (body?.error !== 'authorization_pending' || Date.now() > deadline + interval * 1000) {
+        const code = response.status >= 500 ? EXIT.server : EXIT.auth;
+        throw new CliError(
+          `${describeFailure(response)}
+the claim was not confirmed; run \`leads register --claim <email>\` again for a new code`,
+          code,
+          response,
+        );
+      }
+    }
   }
 
   /**

@@ -4,12 +4,14 @@ import { createInterface } from 'node:readline';
 import { foldEmail } from '../src/leads/lead-rules.js';
 import { Parsed, UsageError, allowOnly } from './args.js';
 import { exportTo } from './export.js';
+import { Column, formatRows } from './list.js';
 import { CliError, EXIT } from './http.js';
 import { OperatorLogin, ensureScope, notLoggedIn } from './login.js';
 
 export const SUBJECT_HELP = `Usage: leads subject access|erase|revoke <email> [--json]
        leads subject access <email> [--output FILE]
        leads subject erase <email> [--yes | --dry-run] [--json]
+       leads subject list [--status S[,S…]] [--limit N] [--cursor C] [--json]
 
 Data-subject requests (LGPD Art. 18) for the person whose leads carry <email> (any letter case). Needs an operator
 login (leads login); each request is audited by the service without the address. Prints the receipt (lead ids and
@@ -30,7 +32,11 @@ Commands:
                           --dry-run counts what would be erased ({"email", "dry_run": true}) and erases nothing.
   revoke <email>          decline the person's consent to communications on every stored lead from now on;
                           receivers get consent.revoked (POST /api/v1/data-subject-requests/consent-revocation,
-                          scope leads:erase)`;
+                          scope leads:erase)
+  list                    the queue of requests, the operators' and the people's own (from /privacy), newest first:
+                          type, status, channel, when received, verified and due (15 days after verification), the
+                          address masked (GET /api/v1/data-subject-requests, scope leads:read). Verified ones by
+                          default; --status identity_unverified, verified, completed, locked or expired, comma-separated`;
 
 const REQUESTS: Record<string, { path: string; scope: string }> = {
   access: { path: 'access', scope: 'leads:read' },
@@ -55,8 +61,9 @@ interface Receipt {
 
 export async function subject(ctx: SubjectContext): Promise<number> {
   const [sub, email, ...rest] = ctx.parsed.positionals;
-  const names = Object.keys(REQUESTS).join(', ');
+  const names = [...Object.keys(REQUESTS), 'list'].join(', ');
   if (sub === undefined) throw new UsageError(`subject needs a command: ${names}`);
+  if (sub === 'list') return queue(ctx, { ...ctx.parsed, command: 'subject list', positionals: [email, ...rest].filter((value) => value !== undefined) });
   const request = Object.hasOwn(REQUESTS, sub) ? REQUESTS[sub] : undefined;
   if (!request) throw new UsageError(`unknown subject command "${sub}"; one of ${names}`);
   const parsed: Parsed = { ...ctx.parsed, command: `subject ${sub}`, positionals: [email, ...rest].filter((value) => value !== undefined) };
@@ -105,6 +112,49 @@ export async function subject(ctx: SubjectContext): Promise<number> {
   const done = !erase ? `revoked consent to communications at ${receipt.revoked_at}` : dryRun ? 'would erase (dry run: nothing was erased)' : 'erased';
   const more = receipt.ids_truncated ? [`  … and ${(receipt.counts.leads ?? 0) - receipt.lead_ids.length} more (the audit keeps every id)`] : [];
   ctx.out([countsLine(done, receipt), `request ${receipt.request_id}`, ...receipt.lead_ids.map((id) => `  ${id}`), ...more].join('\n'));
+  return EXIT.ok;
+}
+
+/** An entry of GET /api/v1/data-subject-requests (the contract's DataSubjectQueueEntry; the CLI imports no service code). */
+interface QueueEntry {
+  id: string;
+  type: string;
+  status: string;
+  channel: string;
+  received_at: string;
+  due_at: string | null;
+  email_masked: string | null;
+}
+
+const shortTime = (iso: string | null) => (iso ? iso.replace('T', ' ').replace(/:\d\d\.\d+Z$/, 'Z') : '');
+const QUEUE_COLUMNS: Column<QueueEntry>[] = [
+  { name: 'received_at', max: 17, value: (entry) => shortTime(entry.received_at) },
+  { name: 'type', max: 18 },
+  { name: 'status', max: 19 },
+  { name: 'due_at', max: 17, value: (entry) => shortTime(entry.due_at) },
+  { name: 'email', max: 32, value: (entry) => entry.email_masked },
+  { name: 'channel', max: 12 },
+  { name: 'id', max: 36 },
+];
+
+/** One page of the queue: a table on a terminal (the next page's command on stderr), else the service's JSON. */
+async function queue(ctx: SubjectContext, parsed: Parsed): Promise<number> {
+  allowOnly(parsed, ['status', 'limit', 'cursor'], 0);
+  if (!ctx.operator.current()) throw notLoggedIn();
+  const query = new URLSearchParams();
+  for (const name of ['status', 'limit', 'cursor']) if (parsed.options[name] !== undefined) query.set(name, parsed.options[name]);
+  const response = await ctx.operator.request(`/api/v1/data-subject-requests${query.size ? `?${query}` : ''}`);
+  ensureScope(response, ctx.operator, 'leads:read', 'list the requests');
+  const page = response.body as { data: QueueEntry[]; next_cursor: string | null };
+  if (ctx.json || process.stdout.isTTY !== true) {
+    ctx.out(JSON.stringify(page, null, 2));
+    return EXIT.ok;
+  }
+  ctx.out(page.data.length ? formatRows(page.data, QUEUE_COLUMNS, process.stdout.columns || 120).join('\n') : 'no requests');
+  if (page.next_cursor) {
+    const more = [...query.entries()].filter(([name]) => name !== 'cursor').map(([name, value]) => ` --${name} ${value}`);
+    process.stderr.write(`more: leads subject list --cursor ${page.next_cursor}${more.join('')}\n`);
+  }
   return EXIT.ok;
 }
 

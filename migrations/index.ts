@@ -21,6 +21,8 @@ import { InboxPeople1765900000000 } from './1765900000000-inbox-people.js';
 import { LeadSearch1766000000000 } from './1766000000000-lead-search.js';
 import { LeadReviewIndexes1766100000000 } from './1766100000000-lead-review-indexes.js';
 import { OutboxSubscriberChanges1766110000000 } from './1766110000000-outbox-subscriber-changes.js';
+import { SelfServiceRequests1766200000000 } from './1766200000000-self-service-requests.js';
+import { AgentClaims1766300000000 } from './1766300000000-agent-claims.js';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -44,4 +46,6 @@ export const MIGRATIONS = [
   LeadSearch1766000000000,
   LeadReviewIndexes1766100000000,
   OutboxSubscriberChanges1766110000000,
+  SelfServiceRequests1766200000000,
+  AgentClaims1766300000000,
 ];

@@ -8,6 +8,7 @@ import { CliDownloadModule } from './cli-download/cli-download.module.js';
 import { AppConfig } from './config/config.js';
 import { APP_CONFIG, ConfigModule } from './config/config.module.js';
 import { DataSubjectModule } from './data-subject/data-subject.module.js';
+import { PrivacyModule } from './privacy/privacy.module.js';
 import { DatabaseModule } from './database/database.module.js';
 import { DiscoveryModule } from './discovery/discovery.module.js';
 import { DocsModule } from './docs/docs.module.js';
@@ -60,6 +61,7 @@ export class AppModule implements NestModule {
         WebhooksModule,
         NotificationsModule,
         DataSubjectModule,
+        PrivacyModule,
         NotificationDigestModule,
         InboxModule,
         LeadPagesModule,

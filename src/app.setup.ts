@@ -80,7 +80,11 @@ export async function createApp(config: AppConfig, root: DynamicModule = AppModu
     maxAge: 600,
   };
   // The inbox is for its own origin only: no CORS headers there, not even on a preflight (origin false: none at all).
-  app.enableCors((req: Request, done) => done(null, isInboxPath(req.path) ? { origin: false } : cors));
+  // No other site's page may call the inbox, nor make a person's privacy request from its visitors' browsers (each
+  // from its own address, past the per-client limit on codes): those are for this service's own pages and for clients
+  // that are not browsers.
+  const sameOriginOnly = (path: string) => isInboxPath(path) || path.startsWith('/api/v1/privacy/');
+  app.enableCors((req: Request, done) => done(null, sameOriginOnly(req.path) ? { origin: false } : cors));
   const server = app.getHttpServer() as Server;
   answerMalformedRequests(server, config.publicBaseUrl);
   strictRequests(server, config.maxHeaders, (res, refusal) => writeProblem(res, config.publicBaseUrl, refusal));

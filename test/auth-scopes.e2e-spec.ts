@@ -126,7 +126,13 @@ describe('auth: @OptionalBearer() and @RequireScopes()', () => {
     it('lets an agent token with the scope through, as an agent principal with its token scopes', async () => {
       const res = await get('write', agent.token);
       expect(res.status).toBe(200);
-      expect(res.body).toEqual({ kind: 'agent', registrationId: agent.registrationId, registeredFrom: expect.any(String), scopes: ['leads:write'] });
+      expect(res.body).toEqual({
+        kind: 'agent',
+        registrationId: agent.registrationId,
+        registeredFrom: expect.any(String),
+        claimed: false,
+        scopes: ['leads:write'],
+      });
     });
 
     it('takes an operator token from its claims: the operator kind, its client and scopes', async () => {

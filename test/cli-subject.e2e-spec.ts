@@ -85,7 +85,7 @@ describe('leads subject', () => {
     expect(help.stdout).toContain('Usage: leads subject access|erase|revoke <email>');
     for (const command of ['access <email>', 'erase <email>', 'revoke <email>']) expect(help.stdout).toContain(command);
     expect((await run(['--help'])).stdout).toContain('subject <command> <email>');
-    expect(await run(['subject'])).toMatchObject({ code: 1, stderr: expect.stringContaining('subject needs a command: access, erase, revoke') });
+    expect(await run(['subject'])).toMatchObject({ code: 1, stderr: expect.stringContaining('subject needs a command: access, erase, revoke, list') });
     expect(await run(['subject', 'forget', 'a@example.com'])).toMatchObject({ code: 1, stderr: expect.stringContaining('unknown subject command "forget"') });
     expect(await run(['subject', 'erase'], { env: as(privacy) })).toMatchObject({
       code: 1,
@@ -123,6 +123,21 @@ describe('leads subject', () => {
 
     const bad = await run(['subject', 'erase', 'not-an-address', '--yes'], { env: as(privacy) });
     expect(bad.code).toBe(2);
+  });
+
+  it('list shows the queue of requests, masked and with due dates: a table on a terminal, JSON otherwise', async () => {
+    const revoke = await run(['subject', 'revoke', 'fila.cli@example.com', '--json'], { env: as(privacy) });
+    const id = JSON.parse(revoke.stdout).request_id as string;
+    const listed = await run(['subject', 'list', '--limit', '5'], { env: as(reader) });
+    expect(listed.code).toBe(0);
+    const page = JSON.parse(listed.stdout);
+    expect(page.data[0]).toMatchObject({ id, type: 'consent_revocation', status: 'completed', channel: 'operator', email_masked: 'f***@example.com' });
+    const table = await runOnTerminal(['subject', 'list', '--status', 'completed'], reader);
+    expect(table.stdout).toMatch(/received_at\s+type\s+status\s+due_at\s+email/);
+    expect(table.stdout).toContain('f***@example.com');
+    expect(table.stdout).not.toContain('fila.cli@example.com');
+    const refused = await run(['subject', 'list', '--status', 'nope'], { env: as(reader) });
+    expect(refused).toMatchObject({ code: 2, stderr: expect.stringContaining('status must be one or more of') });
   });
 
   it('access follows the cursor through every page and writes one JSON document as they come, to stdout or --output', async () => {

@@ -15,6 +15,7 @@ import { erasedKey, legacyErasedKey } from '../src/leads/idempotency.service.js'
 import { Lead } from '../src/leads/lead.entity.js';
 import { SecretBox } from '../src/secrets/secret-box.js';
 import { expectContract } from './support/contract.js';
+import { expectProblem } from './support/problem.js';
 import { operatorToken } from './support/operator-token.js';
 import { storedLead } from './support/stored-leads.js';
 import { countLeads, freshDatabase, ON_POSTGRES, startTestApp, TestApp, type TestDatabase } from './support/test-app.js';
@@ -27,15 +28,8 @@ import { itIf } from './support/skips.js';
  * without personal data, and retention on one instance and on two at once. Every response is checked against the contract.
  */
 
-const BASE = 'http://leads.test';
 const FAST = { WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_SCHEDULE: '300ms,300ms,300ms', WEBHOOK_POLL_INTERVAL: '20ms', WEBHOOK_TIMEOUT: '2s' };
 const GRANTED = [{ category: 'communications', type: 'consent', status: 'granted' }];
-
-function expectProblem(res: Response, status: number, code: string): void {
-  expect([res.status, res.body.code]).toEqual([status, code]);
-  expect(res.headers['content-type']).toBe('application/problem+json; charset=utf-8');
-  expect(res.body).toMatchObject({ status, type: `${BASE}/docs/errors#${code}` });
-}
 
 async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;

@@ -3,6 +3,7 @@ import { Logger } from '@nestjs/common';
 import type { Response } from 'supertest';
 import { LeadRetention } from '../src/data-subject/lead-retention.service.js';
 import { expectContract } from './support/contract.js';
+import { expectProblem } from './support/problem.js';
 import { operatorToken } from './support/operator-token.js';
 import { storeScreenedLead } from './support/screened-leads.js';
 import { startTestApp, TestApp } from './support/test-app.js';
@@ -15,17 +16,10 @@ import { WebhookReceiver } from './support/webhook-receiver.js';
  * verdict. Every response is checked against the contract.
  */
 
-const BASE = 'http://leads.test';
 const FAST = { WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_SCHEDULE: '50ms,50ms,50ms', WEBHOOK_POLL_INTERVAL: '20ms', WEBHOOK_TIMEOUT: '2s' };
 const DAY = 86_400_000;
 
 type Json = Record<string, any>;
-
-function expectProblem(res: Response, status: number, code: string): void {
-  expect([res.status, res.body.code]).toEqual([status, code]);
-  expect(res.headers['content-type']).toBe('application/problem+json; charset=utf-8');
-  expect(res.body).toMatchObject({ status, type: `${BASE}/docs/errors#${code}` });
-}
 
 describe('reviewing held and spam leads', () => {
   let t: TestApp;

@@ -398,10 +398,10 @@ describe('operator clients', () => {
   });
 
   describe('discovery', () => {
-    it('lists both grants, the three client authentication methods and every scope', async () => {
+    it('lists the grants, the three client authentication methods and every scope', async () => {
       const res = await t.http.get('/.well-known/oauth-authorization-server').then(expectContract);
       expect(res.body).toMatchObject({
-        grant_types_supported: [JWT_BEARER, 'client_credentials'],
+        grant_types_supported: [JWT_BEARER, 'client_credentials', 'urn:workos:agent-auth:grant-type:claim'],
         token_endpoint_auth_methods_supported: ['none', 'client_secret_basic', 'client_secret_post'],
         scopes_supported: ['leads:write', 'leads:read', 'leads:export', 'webhooks:manage', 'leads:erase', 'leads:screen', 'notifications:manage'],
       });

@@ -1,8 +1,8 @@
 /** @database the webhook outbox: deliveries, leases, retries */
-import type { Response } from 'supertest';
 import { Webhook } from 'standardwebhooks';
 import { WebhookResolver } from '../src/webhooks/webhook-tokens.js';
 import { expectContract } from './support/contract.js';
+import { expectProblem } from './support/problem.js';
 import { operatorToken } from './support/operator-token.js';
 import { ON_POSTGRES, startTestApp, TestApp } from './support/test-app.js';
 import { ReceivedWebhook, WebhookReceiver } from './support/webhook-receiver.js';
@@ -14,15 +14,8 @@ import { ReceivedWebhook, WebhookReceiver } from './support/webhook-receiver.js'
  * Every response is checked against the contract.
  */
 
-const BASE = 'http://leads.test';
 /** Short retries, so that a series of attempts fits in a test. */
 const FAST = { WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_SCHEDULE: '50ms,50ms,50ms', WEBHOOK_POLL_INTERVAL: '20ms', WEBHOOK_TIMEOUT: '2s' };
-
-function expectProblem(res: Response, status: number, code: string): void {
-  expect([res.status, res.body.code]).toEqual([status, code]);
-  expect(res.headers['content-type']).toBe('application/problem+json; charset=utf-8');
-  expect(res.body).toMatchObject({ status, type: `${BASE}/docs/errors#${code}` });
-}
 
 function verify(secret: string, delivery: ReceivedWebhook): unknown {
   return new Webhook(secret).verify(delivery.body, delivery.headers as Record<string, string>);

@@ -9,7 +9,8 @@ import type { Role } from '../people/roles.js';
 export type Principal =
   | { kind: 'anonymous'; scopes: readonly string[] }
   /** `registeredFrom`: the client address its registration came from, whose ceiling it shares (null before it was stored). */
-  | { kind: 'agent'; registrationId: string; registeredFrom: string | null; scopes: readonly string[] }
+  /** `claimed`: its owner proved an address (the claim ceremony): the verified_agent tier. */
+  | { kind: 'agent'; registrationId: string; registeredFrom: string | null; claimed: boolean; scopes: readonly string[] }
   | { kind: 'operator'; clientId: string; scopes: readonly string[] }
   /** A person signed in to the inbox (src/inbox/), with the scopes of their role; audit lines name them by userId only. */
   | { kind: 'person'; userId: string; role: Role; scopes: readonly string[] };

@@ -53,6 +53,7 @@ describe('loadConfig', () => {
         rateLimitOperator: { limit: 6000, windowSeconds: 60 },
         rateLimitRegistration: { limit: 20, windowSeconds: 3600 },
         rateLimitToken: { limit: 60, windowSeconds: 60 },
+        rateLimitVerifiedAgent: { limit: 6000, windowSeconds: 60 },
         rateLimitMcpHousekeeping: { limit: 600, windowSeconds: 60 },
         maxAnswerBytes: 1048576,
         clientSecretGraceSeconds: 86400,
@@ -379,6 +380,7 @@ describe('loadConfig', () => {
       'RATE_LIMIT_MCP_HOUSEKEEPING',
       'RATE_LIMIT_AGENT_PER_ADDRESS',
       'RATE_LIMIT_OPERATOR',
+      'RATE_LIMIT_VERIFIED_AGENT',
     ])('%s refuses anything but <count>/<seconds>s with both at least 1', (variable) => {
       for (const value of ['60', '60/60', '60/s', '/60s', '0/60s', '60/0s', '-1/60s', '60 / 60s', '60/60m', '1.5/60s', 'abc']) {
         const error = expectRefused(variable, value);
@@ -401,6 +403,14 @@ describe('loadConfig', () => {
       const error = expectRefused('RATE_LIMIT_AGENT_PER_ADDRESS', '599/60s');
       expect(error.message).toContain('RATE_LIMIT_AGENT');
       expect(() => loadConfig({ RATE_LIMIT_AGENT_PER_ADDRESS: '20/2s' })).not.toThrow();
+    });
+
+    it('gives claimed agents 6000/60s unless set, never less than RATE_LIMIT_AGENT, and refuses a set one below it', () => {
+      expect(loadConfig({}).rateLimitVerifiedAgent).toEqual({ limit: 6000, windowSeconds: 60 });
+      expect(loadConfig({ RATE_LIMIT_AGENT: '12000/60s' }).rateLimitVerifiedAgent).toEqual({ limit: 12000, windowSeconds: 60 });
+      expect(loadConfig({ RATE_LIMIT_VERIFIED_AGENT: '100/1s' }).rateLimitVerifiedAgent).toEqual({ limit: 100, windowSeconds: 1 });
+      const error = expectRefused('RATE_LIMIT_VERIFIED_AGENT', '599/60s');
+      expect(error.message).toContain('RATE_LIMIT_AGENT');
     });
 
     it('refuses a captcha half configured, naming what is missing, and a provider it does not know', () => {

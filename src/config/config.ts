@@ -48,6 +48,8 @@ export interface AppConfig {
   ipv6PrefixLength: number;
   rateLimitAnonymous: RateLimitQuota;
   rateLimitAgent: RateLimitQuota;
+  /** Claimed registrations (the claim ceremony): by registration, apart from the per-address ceiling of unclaimed ones. */
+  rateLimitVerifiedAgent: RateLimitQuota;
   /**
    * The ceiling shared by the agent quotas of every live registration made from one client address
    * (docs/decisions/0013-identity-ceiling-per-address.md).
@@ -240,6 +242,17 @@ export function loadConfig(env: Env = process.env, stdoutIsTerminal = process.st
   if (rateLimitAgentPerAddress.limit / rateLimitAgentPerAddress.windowSeconds < rateLimitAgent.limit / rateLimitAgent.windowSeconds) {
     throw new ConfigError('RATE_LIMIT_AGENT_PER_ADDRESS', 'must allow at least the rate of RATE_LIMIT_AGENT');
   }
+  // A claim must be worth making: a known party never gets less than an unclaimed one. Unset, it is 6000/60s, or
+  // RATE_LIMIT_AGENT where that allows more (a deployment that raised the agents' quota keeps starting).
+  const rate = (quota: RateLimitQuota) => quota.limit / quota.windowSeconds;
+  const verifiedDefault = parseQuota('RATE_LIMIT_VERIFIED_AGENT', '6000/60s');
+  const rateLimitVerifiedAgent = value('RATE_LIMIT_VERIFIED_AGENT')
+    ? parseQuota('RATE_LIMIT_VERIFIED_AGENT', value('RATE_LIMIT_VERIFIED_AGENT')!)
+    : rate(verifiedDefault) >= rate(rateLimitAgent)
+      ? verifiedDefault
+      : rateLimitAgent;
+  if (rate(rateLimitVerifiedAgent) < rate(rateLimitAgent))
+    throw new ConfigError('RATE_LIMIT_VERIFIED_AGENT', 'must allow at least the rate of RATE_LIMIT_AGENT');
   return Object.freeze({
     port,
     publicBaseUrl: parseBaseUrl(value('PUBLIC_BASE_URL') ?? `http://localhost:${port || 3000}`),
@@ -260,6 +273,7 @@ export function loadConfig(env: Env = process.env, stdoutIsTerminal = process.st
     rateLimitAnonymous,
     rateLimitAgent,
     rateLimitAgentPerAddress,
+    rateLimitVerifiedAgent,
     // Operators are the company's own clients (bulk imports, exports): their tier is independent of the public ones.
     rateLimitOperator: parseQuota('RATE_LIMIT_OPERATOR', value('RATE_LIMIT_OPERATOR') ?? '6000/60s'),
     rateLimitRegistration: parseQuota('RATE_LIMIT_REGISTRATION', value('RATE_LIMIT_REGISTRATION') ?? '20/3600s'),

@@ -1,9 +1,10 @@
-import { Controller, Header, HttpCode, Post, Req, Res } from '@nestjs/common';
+import { Controller, Get, Header, HttpCode, Post, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { RequireScopes } from '../auth/bearer.guard.js';
 import { callerOf } from '../auth/caller.decorator.js';
 import { Consumes } from '../body/body.guard.js';
 import { RateLimit } from '../rate-limit/rate-limit.guard.js';
+import { DataSubjectQueueQuery } from './data-subject-queue.query.js';
 import { DataSubjectService, writeAccessPage } from './data-subject.service.js';
 
 /** LGPD Art. 18 requests, made by an operator for the person (docs/decisions/0029-data-subject-requests.md). Personal data: no-store. */
@@ -11,6 +12,13 @@ import { DataSubjectService, writeAccessPage } from './data-subject.service.js';
 @RateLimit('api')
 export class DataSubjectController {
   constructor(private readonly requests: DataSubjectService) {}
+
+  @Get()
+  @RequireScopes('leads:read')
+  @Header('Cache-Control', 'no-store')
+  queue(@Query() query: DataSubjectQueueQuery) {
+    return this.requests.queue(query);
+  }
 
   @Post('access')
   @RequireScopes('leads:read')

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { LeadsModule } from '../leads/leads.module.js';
 import { OutboxModule } from '../outbox/outbox.module.js';
 import { DataSubjectController } from './data-subject.controller.js';
+import { DataSubjectRequestsStore } from './data-subject-requests.store.js';
 import { DataSubjectService } from './data-subject.service.js';
 import { LeadEraser } from './lead-eraser.service.js';
 import { LeadRetention } from './lead-retention.service.js';
@@ -10,8 +11,8 @@ import { LeadRetention } from './lead-retention.service.js';
 @Module({
   imports: [LeadsModule, OutboxModule],
   controllers: [DataSubjectController],
-  providers: [DataSubjectService, LeadEraser, LeadRetention],
+  providers: [DataSubjectService, DataSubjectRequestsStore, LeadEraser, LeadRetention],
   // The inbox's lead page makes the same requests for a person (src/inbox/).
-  exports: [DataSubjectService],
+  exports: [DataSubjectService, DataSubjectRequestsStore],
 })
 export class DataSubjectModule {}

@@ -5,16 +5,19 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { Response } from 'express';
 import { DataSource } from 'typeorm';
 import type { Caller } from '../auth/caller.decorator.js';
-import { StepTransactions, Steps } from '../database/step-transaction.js';
+import { Step, StepTransactions, Steps } from '../database/step-transaction.js';
 import { uuidv7 } from '../database/uuid-v7.js';
 import { InvalidCursor, LeadReader, LeadRows, LeadView } from '../leads/lead-reader.service.js';
-import { AppError } from '../problem/app-error.js';
+import { AppError, invalidQuery } from '../problem/app-error.js';
+import { DEFAULT_PAGE_SIZE } from '../leads/leads-read.service.js';
 import type { LegalBasisView } from '../leads/legal-bases.js';
 import { Outbox } from '../outbox/outbox.service.js';
-import { parseAccess, parseErasure, parseSubject } from './data-subject-request.js';
+import { maskAddress, parseAccess, parseErasure, parseSubject, PrivacyRequestType } from './data-subject-request.js';
+import { DataSubjectQueueQuery } from './data-subject-queue.query.js';
+import { DataSubjectRequestsStore, DEFAULT_QUEUE, QueueEntry, QueueStatus } from './data-subject-requests.store.js';
 import { addCounts, ERASURE_BATCH, ErasedBatch, ErasureCounts, LeadEraser, NIL_UUID, NO_ERASURE } from './lead-eraser.service.js';
 
-export type DataSubjectRequestType = 'access' | 'erasure' | 'consent_revocation';
+export type DataSubjectRequestType = PrivacyRequestType;
 
 interface Receipt<Counts> {
   request_id: string;
@@ -69,6 +72,18 @@ export interface RevocationReceipt extends Receipt<{ leads: number; revoked: num
 /** The channel recorded on a `communications` entry that a revocation adds to a lead that had none. */
 const REVOCATION_CHANNEL = 'data_subject_request';
 const HMAC_KEY_PURPOSE = 'data_subject_hmac';
+const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * Whom a request is recorded for: an operator's client (each request a new audit row), or a person's own request
+ * (`requestId`: its row, made when the person asked, completed with the result).
+ */
+export interface Requester {
+  clientId: string | null;
+  requestId?: string;
+}
+
+const operator = (caller: Caller): Requester => ({ clientId: caller.clientId });
 
 /**
  * Data-subject requests (LGPD Art. 18; docs/decisions/0029-data-subject-requests.md): access (a copy of every lead of
@@ -86,6 +101,7 @@ export class DataSubjectService {
     private readonly reader: LeadReader,
     private readonly eraser: LeadEraser,
     private readonly outbox: Outbox,
+    private readonly requests: DataSubjectRequestsStore,
   ) {
     this.sql = new StepTransactions(dataSource);
   }
@@ -95,8 +111,16 @@ export class DataSubjectService {
    * wordings those leads name and the sealed cursor of the next page (bound to the address and to this request type),
    * or null on the last. Each page is its own audited request, with the ids it handed over.
    */
-  async access(body: Record<string, unknown>, caller: Caller): Promise<AccessPage> {
+  access(body: Record<string, unknown>, caller: Caller): Promise<AccessPage> {
     const { email, cursor } = parseAccess(body);
+    return this.accessPage(email, cursor, operator(caller));
+  }
+
+  /**
+   * One page of an access request, recorded unless `record` is false: a person's own request is completed by its first
+   * page (the address kept for the download's hour); the pages read with the download token leave its row as it is.
+   */
+  async accessPage(email: string, cursor: string | undefined, requester: Requester, record = true): Promise<AccessPage> {
     const requestedAt = Date.now();
     let page: LeadRows;
     try {
@@ -122,18 +146,47 @@ export class DataSubjectService {
       );
     }
     const leadIds = leads.map((lead) => lead.id);
-    const receipt = await this.audit('access', email, caller, requestedAt, leadIds, { leads: leads.length, consent_texts: consentTexts.length });
+    const counts = { leads: leads.length, consent_texts: consentTexts.length };
+    const receipt = record
+      ? await this.audit('access', email, requester, requestedAt, leadIds, counts)
+      : this.receipt(requester.requestId ?? uuidv7(requestedAt), 'access', requestedAt, Date.now(), leadIds, counts);
     return { ...receipt, data: leads, consent_texts: consentTexts.map(({ sha256, text }) => ({ sha256, text })), next_cursor: page.nextCursor };
+  }
+
+  /**
+   * The queue of requests, operators' and people's own, newest first: verified (and completed) ones unless `status`
+   * names others, so that unverified requests, which anyone can make, never crowd it. A keyset page; the cursor is the
+   * last id, encoded.
+   */
+  async queue(query: DataSubjectQueueQuery): Promise<{ data: QueueEntry[]; next_cursor: string | null }> {
+    const statuses = query.status ? ([...new Set(query.status.split(','))] as QueueStatus[]) : DEFAULT_QUEUE;
+    let before: string | null = null;
+    if (query.cursor !== undefined) {
+      before = Buffer.from(query.cursor, 'base64url').toString('utf8');
+      if (!CANONICAL_UUID.test(before)) {
+        throw invalidQuery([{ parameter: 'cursor', code: 'invalid_cursor', detail: 'cursor must be the next_cursor of the page before.' }]);
+      }
+    }
+    const limit = query.limit ?? DEFAULT_PAGE_SIZE;
+    const rows = await this.requests.queue(statuses, limit + 1, before, Date.now());
+    const data = rows.slice(0, limit);
+    return { data, next_cursor: rows.length > limit ? Buffer.from(data[data.length - 1].id).toString('base64url') : null };
   }
 
   async erase(body: Record<string, unknown>, caller: Caller): Promise<ErasureReceipt> {
     const { email, dryRun } = parseErasure(body);
-    const requestedAt = Date.now();
     if (dryRun) {
+      const requestedAt = Date.now();
       const { leadIds, counts } = await this.eraser.dryRun(email);
       const told = await this.endpointsNotified(leadIds);
-      return boundedIds(await this.audit('erasure', email, caller, requestedAt, leadIds, counts, true), true, told);
+      return boundedIds(await this.audit('erasure', email, operator(caller), requestedAt, leadIds, counts, true), true, told);
     }
+    return this.eraseAll(email, operator(caller));
+  }
+
+  /** Erases every lead of the address, in batches (LeadEraser), and records the request once they are all gone. */
+  async eraseAll(email: string, requester: Requester): Promise<ErasureReceipt> {
+    const requestedAt = Date.now();
     const subject = await this.subjectHmac(email);
     const leadIds: string[] = [];
     const batchRows: string[] = [];
@@ -143,7 +196,11 @@ export class DataSubjectService {
     const record = function* (this: DataSubjectService, batch: ErasedBatch): Steps<void> {
       const id = uuidv7();
       batchRows.push(id);
-      yield this.auditRow(id, 'erasure_batch', subject, caller, requestedAt, Date.now(), batch.leadIds, batch.counts);
+      yield this.requests.insertDone(
+        { id, type: 'erasure_batch', subjectHmac: subject, clientId: requester.clientId, requestedAt, completedAt: Date.now(), addressMasked: null },
+        batch.leadIds,
+        batch.counts,
+      );
     }.bind(this);
     // One transaction per batch; the first also clears the address from agent registrations. Until a batch finds none.
     for (let first = true; ; first = false) {
@@ -153,16 +210,13 @@ export class DataSubjectService {
       if (batch.leadIds.length === 0) break;
       await new Promise((resolve) => setImmediate(resolve));
     }
-    const id = uuidv7(requestedAt);
+    const id = requester.requestId ?? uuidv7(requestedAt);
     const completedAt = Date.now();
-    const p = this.sql.p.bind(this.sql);
     await this.sql.run(
       function* (this: DataSubjectService): Steps<void> {
-        for (let start = 0; start < batchRows.length; start += ERASURE_BATCH) {
-          const chunk = batchRows.slice(start, start + ERASURE_BATCH);
-          yield [`DELETE FROM data_subject_requests WHERE type = ${p(1)} AND id IN (${this.sql.list(2, chunk.length)})`, ['erasure_batch', ...chunk]];
-        }
-        yield this.auditRow(id, 'erasure', subject, caller, requestedAt, completedAt, leadIds, counts);
+        for (let start = 0; start < batchRows.length; start += ERASURE_BATCH)
+          yield this.requests.deleteBatchRows(batchRows.slice(start, start + ERASURE_BATCH));
+        yield this.recordStep(id, 'erasure', subject, email, requester, requestedAt, completedAt, leadIds, counts);
       }.bind(this),
     );
     // The answer waits for the scrub: `scrubbed` says whether the erased bytes are gone from the files.
@@ -179,8 +233,12 @@ export class DataSubjectService {
     return leadIds.length ? this.outbox.subscribersOf('lead.erased', Date.now()) : Promise.resolve(0);
   }
 
-  async revoke(body: Record<string, unknown>, caller: Caller): Promise<RevocationReceipt> {
-    const email = parseSubject(body);
+  revoke(body: Record<string, unknown>, caller: Caller): Promise<RevocationReceipt> {
+    return this.revokeAll(parseSubject(body), operator(caller));
+  }
+
+  /** Revokes consent to communications on every lead of the address, in batches, and records the request. */
+  async revokeAll(email: string, requester: Requester): Promise<RevocationReceipt> {
     const requestedAt = Date.now();
     const revokedAt = new Date(requestedAt).toISOString();
     const leadIds: string[] = [];
@@ -194,7 +252,7 @@ export class DataSubjectService {
       after = batch.seen[batch.seen.length - 1];
       await new Promise((resolve) => setImmediate(resolve));
     }
-    const receipt = await this.audit('consent_revocation', email, caller, requestedAt, leadIds, { leads: leadIds.length, revoked });
+    const receipt = await this.audit('consent_revocation', email, requester, requestedAt, leadIds, { leads: leadIds.length, revoked });
     return { ...receipt, category: 'communications', revoked_at: revokedAt };
   }
 
@@ -220,41 +278,45 @@ export class DataSubjectService {
     return { seen: rows.map((row) => row.id as string), changed: changed.length };
   }
 
-  /** Writes the audit row; an erasure's dry run is recorded as `erasure_dry_run`, apart from the erasures that happened. */
+  /**
+   * Records the request: an operator's as a new audit row (a dry run as `erasure_dry_run`, apart from the erasures that
+   * happened), a person's own by completing its row.
+   */
   private async audit<Counts>(
     type: DataSubjectRequestType,
     email: string,
-    caller: Caller,
+    requester: Requester,
     requestedAt: number,
     leadIds: string[],
     counts: Counts,
     dryRun = false,
   ): Promise<Receipt<Counts>> {
-    const id = uuidv7(requestedAt);
+    const id = requester.requestId ?? uuidv7(requestedAt);
     const subject = await this.subjectHmac(email);
     const completedAt = Date.now();
-    const [sql, params] = this.auditRow(id, dryRun ? 'erasure_dry_run' : type, subject, caller, requestedAt, completedAt, leadIds, counts);
+    const [sql, params] = this.recordStep(id, dryRun ? 'erasure_dry_run' : type, subject, email, requester, requestedAt, completedAt, leadIds, counts);
     await this.sql.query(sql, params);
     return this.receipt(id, type, requestedAt, completedAt, leadIds, counts);
   }
 
-  /** The INSERT of one audit row: no personal data, the address only as its HMAC. */
-  private auditRow(
+  /** The write that records a request: no personal data but the address's HMAC and its masked form (for the queue). */
+  private recordStep(
     id: string,
     type: string,
     subject: string,
-    caller: Caller,
+    email: string,
+    requester: Requester,
     requestedAt: number,
     completedAt: number,
     leadIds: string[],
     counts: unknown,
-  ): [string, unknown[]] {
-    const p = this.sql.p.bind(this.sql);
-    return [
-      `INSERT INTO data_subject_requests (id, type, subject_hmac, client_id, requested_at, completed_at, lead_ids, counts)
-        VALUES (${[1, 2, 3, 4, 5, 6, 7, 8].map(p).join(', ')})`,
-      [id, type, subject, caller.clientId, requestedAt, completedAt, JSON.stringify(leadIds), JSON.stringify(counts)],
-    ];
+  ): Step {
+    if (requester.requestId) return this.requests.complete(requester.requestId, completedAt, leadIds, counts, type === 'access');
+    return this.requests.insertDone(
+      { id, type, subjectHmac: subject, clientId: requester.clientId, requestedAt, completedAt, addressMasked: maskAddress(email) },
+      leadIds,
+      counts,
+    );
   }
 
   private receipt<Counts>(
@@ -275,7 +337,7 @@ export class DataSubjectService {
     };
   }
 
-  private async subjectHmac(email: string): Promise<string> {
+  async subjectHmac(email: string): Promise<string> {
     return createHmac('sha256', await this.hmacKey())
       .update(email)
       .digest('hex');
@@ -311,7 +373,7 @@ const WRITE_PART = 50;
  * Writes an access page as its JSON, in parts of WRITE_PART leads with a turn of the event loop (and the socket's
  * drain) between them, so that serialising a page never holds the loop for the whole page.
  */
-export async function writeAccessPage(res: Response, page: AccessPage): Promise<void> {
+export async function writeAccessPage(res: Response, page: { data: LeadView[] }): Promise<void> {
   const { data, ...rest } = page;
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   const head = JSON.stringify(rest);

@@ -317,8 +317,8 @@ export class LeadEraser {
       if (!change) continue;
       yield [
         // The name the agent gave itself goes too: it may be the person's ("Assistente da Maria").
-        `UPDATE agent_registrations SET contacts = ${p(1)}, email = ${p(2)}, client_name = NULL WHERE id = ${p(3)}`,
-        [change.contacts, change.email, row.id],
+        `UPDATE agent_registrations SET contacts = ${p(1)}, email = ${p(2)}, verified_email = ${p(3)}, client_name = NULL WHERE id = ${p(4)}`,
+        [change.contacts, change.email, change.verifiedEmail, row.id],
       ];
       changed++;
     }
@@ -327,10 +327,17 @@ export class LeadEraser {
 }
 
 /** A registration's contacts (JSON) and email without the address (case-folded), or undefined when it does not name it. */
-function withoutAddress(row: RegistrationNamingAddress, emailFolded: string): { contacts: string | null; email: string | null } | undefined {
+function withoutAddress(
+  row: RegistrationNamingAddress,
+  emailFolded: string,
+): { contacts: string | null; email: string | null; verifiedEmail: string | null } | undefined {
   const contacts = row.contacts === null ? null : (JSON.parse(row.contacts) as unknown[]);
   const kept = contacts?.filter((contact) => typeof contact !== 'string' || foldEmail(contact.trim()) !== emailFolded) ?? null;
-  const emailMatches = typeof row.email === 'string' && foldEmail(row.email.trim()) === emailFolded;
-  if (!emailMatches && kept?.length === contacts?.length) return undefined;
-  return { contacts: kept === null || kept.length === 0 ? null : JSON.stringify(kept), email: emailMatches ? null : row.email };
+  const matches = (address: string | null) => typeof address === 'string' && foldEmail(address.trim()) === emailFolded;
+  if (!matches(row.email) && !matches(row.verified_email) && kept?.length === contacts?.length) return undefined;
+  return {
+    contacts: kept === null || kept.length === 0 ? null : JSON.stringify(kept),
+    email: matches(row.email) ? null : row.email,
+    verifiedEmail: matches(row.verified_email) ? null : row.verified_email,
+  };
 }

@@ -76,4 +76,8 @@ table{border-collapse:collapse;width:100%;display:block;overflow-x:auto}
 th,td{border:1px solid var(--code);padding:.4rem .6rem;text-align:left;vertical-align:top}td code{overflow-wrap:anywhere}.meta{color:var(--muted)}
 textarea,input,select{max-width:100%;font:inherit}textarea{width:100%;font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.875rem}
 section{border-top:1px solid var(--code);padding-top:.5rem}section:target{outline:2px solid var(--accent);outline-offset:4px}
+.stack label,.stack legend{display:block;margin:.8rem 0 .3rem;font-weight:600}.stack .choice{font-weight:400;margin:.4rem 0}
+.stack input:not([type=radio]):not([type=hidden]){display:block;width:100%;max-width:24rem;padding:.5rem}fieldset{border:1px solid var(--code);border-radius:4px}
+button{font:inherit;padding:.5rem 1.2rem;margin-top:1rem;cursor:pointer}.notice{border-left:4px solid var(--accent);padding:.4rem .8rem;background:var(--code)}
+dt{font-weight:600}dd{margin:0 0 .5rem}
 `;

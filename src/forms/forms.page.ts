@@ -12,6 +12,8 @@ interface FormWords {
   empresa: string;
   mensagem: string;
   consent: string;
+  /** The link to /privacy, where the people whose leads are kept see, erase or stop them themselves. */
+  privacy: string;
   send: string;
 }
 
@@ -25,6 +27,7 @@ const PT_BR: FormWords = {
   empresa: 'Empresa',
   mensagem: 'Mensagem',
   consent: 'Aceito receber comunicações da empresa por e-mail e telefone.',
+  privacy: 'Seus dados e seus direitos (LGPD)',
   send: 'Enviar',
 };
 
@@ -38,11 +41,12 @@ const EN: FormWords = {
   empresa: 'Company',
   mensagem: 'Message',
   consent: 'I agree to receive communications from the company by e-mail and phone.',
+  privacy: 'Your data and your rights (LGPD)',
   send: 'Send',
 };
 
 /** A form's markup; `trial` makes the example page's copy, checked by the sandbox; `idPrefix` keeps two copies' ids apart. */
-function formMarkup(w: FormWords, options: { trial?: boolean; idPrefix?: string } = {}): string {
+function formMarkup(base: string, w: FormWords, options: { trial?: boolean; idPrefix?: string } = {}): string {
   const id = (name: string) => `${options.idPrefix ?? ''}${name}`;
   const attributes = options.trial
     ? `data-origem="forms-example" data-leads-sandbox data-success="${w.trialSuccess}"`
@@ -60,13 +64,14 @@ function formMarkup(w: FormWords, options: { trial?: boolean; idPrefix?: string 
   <textarea id="${id('mensagem')}" name="mensagem" rows="4"></textarea>
   <label><input type="checkbox" data-leads-consent="communications">
     ${w.consent}</label>
+  <p><a href="${base}/privacy?lang=${w.lang}">${w.privacy}</a></p>
   <button type="submit">${w.send}</button>
 </form>`;
 }
 
 /** The two things a site owner pastes: the script tag and the form markup. */
 export function pasteSnippet(base: string): { script: string; form: string } {
-  return { script: `<script src="${base}/forms/leads.js" defer></script>`, form: formMarkup(PT_BR) };
+  return { script: `<script src="${base}/forms/leads.js" defer></script>`, form: formMarkup(base, PT_BR) };
 }
 
 /** The page's layout of its two live forms; the forms themselves look as the script's default style makes them. */
@@ -96,7 +101,8 @@ Portuguese. They name each field by its <code>&lt;label&gt;</code>.</p>
 <p class="meta"><strong>Consent.</strong> A checkbox with <code>data-leads-consent="communications"</code> (or
 <code>"data_processing"</code>) is not a field: it sends <code>legal_bases</code> (consent <code>granted</code> when checked,
 <code>declined</code> when not) and its label's text as <code>consent_text</code>. Give it <code>required</code> if the form may not be
-sent without it.</p>
+sent without it. Beside it, link <code>${escapeHtml(base)}/privacy</code>: the page where the people whose leads are kept see them,
+erase them or stop communications themselves, in Portuguese or English (<code>?lang=en</code>).</p>
 <p class="meta"><strong>Context.</strong> The lead also carries where it came from: the page's address without query or fragment,
 its title, the referring page (likewise reduced), and the <code>utm_source</code>, <code>utm_medium</code>, <code>utm_campaign</code>,
 <code>utm_term</code>, <code>utm_content</code>, <code>gclid</code> and <code>fbclid</code> parameters of the page's address. No cookies,
@@ -113,11 +119,11 @@ Send one empty to see the messages in each language.</p>
 <div class="examples">
 <section lang="pt-BR" aria-labelledby="try-pt">
 <h3 id="try-pt">Fale conosco</h3>
-${formMarkup(PT_BR, { trial: true })}
+${formMarkup(escapeHtml(base), PT_BR, { trial: true })}
 </section>
 <section lang="en" aria-labelledby="try-en">
 <h3 id="try-en">Contact us (in English)</h3>
-${formMarkup(EN, { trial: true, idPrefix: 'en-' })}
+${formMarkup(escapeHtml(base), EN, { trial: true, idPrefix: 'en-' })}
 </section>
 </div>
 <script src="/forms/leads.js" defer></script>`;

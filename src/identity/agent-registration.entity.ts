@@ -1,6 +1,7 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { MILLISECONDS } from '../webhooks/webhook-endpoint.entity.js';
 
-export type RegistrationType = 'anonymous' | 'identity_assertion';
+export type RegistrationType = 'anonymous' | 'identity_assertion' | 'service_auth';
 
 /** A self-registered agent. `client_name`, `contacts` and `email` are self-reported: stored, never trusted. */
 @Entity('agent_registrations')
@@ -44,6 +45,14 @@ export class AgentRegistration {
    */
   @Column({ name: 'expires_at' })
   expiresAt: Date;
+
+  /** When its owner claimed it (the claim ceremony; src/identity/claims.service.ts): a known party from then on. */
+  @Column({ type: 'bigint', name: 'claimed_at', nullable: true, transformer: MILLISECONDS })
+  claimedAt: number | null;
+
+  /** The address its owner proved at the claim; its assertions carry it with `email_verified: true`. */
+  @Column({ type: 'varchar', name: 'verified_email', nullable: true })
+  verifiedEmail: string | null;
 
   /** The client address (as the rate limiter keys it) that registered: its live registrations share one agent ceiling. */
   @Column({ type: 'text', name: 'registered_from', nullable: true })

@@ -16,18 +16,22 @@ export interface RegistrationRequest {
   type: RegistrationType;
   clientName?: string;
   contacts?: string[];
-  /** The self-reported e-mail of an identity_assertion (verified_email) registration, domain lower-cased. */
+  /**
+   * The self-reported e-mail of an identity_assertion (verified_email) registration, or the login hint of a
+   * service_auth one (whose claim starts with the registration), domain lower-cased.
+   */
   email?: string;
 }
 
 const FIELDS: Record<IdentityRequest['type'], string[]> = {
   anonymous: ['type', 'client_name', 'contacts'],
   identity_assertion: ['type', 'assertion_type', 'assertion', 'client_name', 'contacts'],
+  service_auth: ['type', 'login_hint', 'client_name', 'contacts'],
   refresh: ['type', 'refresh_token'],
 };
 /** Longer than any refresh token this service issues; a longer value is refused before it is hashed. */
 const MAX_REFRESH_TOKEN = 512;
-const TYPES = '"anonymous", "identity_assertion" or "refresh"';
+const TYPES = '"anonymous", "identity_assertion", "service_auth" or "refresh"';
 const MAX_CONTACTS = 5;
 const MAX_CLIENT_NAME = 100;
 
@@ -78,8 +82,39 @@ export function parseIdentityRequest(body: Record<string, unknown>): IdentityReq
     if (body.assertion === undefined) errors.push({ pointer: '/assertion', code: 'required', detail: 'assertion is required: the e-mail address.' });
     else request.email = email(body.assertion, '/assertion', errors);
   }
+  if (type === 'service_auth') {
+    if (body.login_hint === undefined) errors.push({ pointer: '/login_hint', code: 'required', detail: "login_hint is required: the owner's e-mail address." });
+    else request.email = email(body.login_hint, '/login_hint', errors);
+  }
   if (errors.length) throw validationFailed(errors);
   return request;
+}
+
+/** The start of a claim (POST /api/v1/agent/identity/claim): the claim body is a union on `type`; `login_hint` is the only one. */
+export interface ClaimStart {
+  claimToken: string;
+  /** The owner's address; absent for an identity_assertion registration, whose asserted address is its login hint. */
+  loginHint?: string;
+}
+
+const MAX_CLAIM_TOKEN = 200;
+
+export function parseClaimStart(body: Record<string, unknown>): ClaimStart {
+  if (body.type === undefined) throw validationFailed([{ pointer: '/type', code: 'required', detail: 'type is required: "login_hint".' }]);
+  if (body.type !== 'login_hint') {
+    throw new AppError('unsupported_identity_type', `The claim type "${String(body.type).slice(0, 40)}" is not supported; use "login_hint".`);
+  }
+  const errors: FieldError[] = Object.keys(body)
+    .filter((key) => !['type', 'claim_token', 'login_hint'].includes(key))
+    .map((key) => ({ pointer: `/${escapePointer(key)}`, code: 'unknown_field', detail: `${key} is not a field of a claim.` }));
+  const token = body.claim_token;
+  if (token === undefined) errors.push({ pointer: '/claim_token', code: 'required', detail: 'claim_token is required: the one the registration gave.' });
+  else if (typeof token !== 'string') errors.push({ pointer: '/claim_token', code: 'invalid_type', detail: 'claim_token must be a string.' });
+  else if (!token || token.length > MAX_CLAIM_TOKEN)
+    errors.push({ pointer: '/claim_token', code: 'invalid_format', detail: 'claim_token is not one this service gives.' });
+  const loginHint = body.login_hint === undefined ? undefined : email(body.login_hint, '/login_hint', errors);
+  if (errors.length) throw validationFailed(errors);
+  return { claimToken: token as string, loginHint };
 }
 
 function refreshRequest(body: Record<string, unknown>, errors: FieldError[]): RefreshRequest {

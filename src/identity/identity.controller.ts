@@ -1,4 +1,6 @@
-import { Body, Controller, Header, HttpCode, Post } from '@nestjs/common';
+import { Body, Controller, Header, HttpCode, Post, Req } from '@nestjs/common';
+import type { Request } from 'express';
+import { languageOf } from '../docs/person-page.js';
 import { ClientAddress } from '../auth/caller.decorator.js';
 import { Consumes } from '../body/body.guard.js';
 import { RateLimit } from '../rate-limit/rate-limit.guard.js';
@@ -13,7 +15,20 @@ export class IdentityController {
   @HttpCode(200)
   @Header('Cache-Control', 'no-store')
   @Consumes('application/json')
-  register(@Body() body: Record<string, unknown>, @ClientAddress() address: string): Promise<IdentityResponse | RefreshedIdentityResponse> {
-    return this.identity.answer(body, address);
+  register(
+    @Body() body: Record<string, unknown>,
+    @ClientAddress() address: string,
+    @Req() req: Request,
+  ): Promise<IdentityResponse | RefreshedIdentityResponse> {
+    return this.identity.answer(body, address, languageOf(req));
+  }
+
+  /** The claim ceremony's start: a code e-mailed to the owner, the user code and the page for the agent to show. */
+  @Post('identity/claim')
+  @HttpCode(200)
+  @Header('Cache-Control', 'no-store')
+  @Consumes('application/json')
+  claim(@Body() body: Record<string, unknown>, @ClientAddress() address: string, @Req() req: Request) {
+    return this.identity.claim(body, address, languageOf(req));
   }
 }

@@ -6,16 +6,17 @@ export interface RegistrationNamingAddress {
   id: string;
   contacts: string | null;
   email: string | null;
+  verified_email: string | null;
 }
 
-/** The distinct case-folded addresses a registration names: its contacts and its verified_email assertion. */
+/** The distinct case-folded addresses a registration names: its contacts, its verified_email assertion or login hint, the address its owner proved. */
 export function registrationAddresses(contacts: readonly string[] | undefined, email: string | undefined): string[] {
   return [...new Set([...(contacts ?? []), ...(email === undefined ? [] : [email])].map((address) => foldEmail(address.trim())))];
 }
 
 /** The registrations that name an address (case-folded, the first parameter), through its index. */
 export const REGISTRATIONS_NAMING = (p: (n: number) => string): string =>
-  `SELECT r.id, r.contacts, r.email FROM agent_registration_addresses a JOIN agent_registrations r ON r.id = a.registration_id WHERE a.email_folded = ${p(1)}`;
+  `SELECT r.id, r.contacts, r.email, r.verified_email FROM agent_registration_addresses a JOIN agent_registrations r ON r.id = a.registration_id WHERE a.email_folded = ${p(1)}`;
 
 /**
  * Inside the erasure's transaction: the registrations that name the address (case-folded), found through its index,

@@ -12,6 +12,7 @@ import { CORE_MESSAGES } from './messages/core.js';
 const AREAS = [
   { area: 'leads', href: '/inbox/leads', label: 'nav.leads', scopes: ['leads:read'] },
   { area: 'held', href: '/inbox/held', label: 'nav.held', scopes: ['leads:screen'] },
+  { area: 'requests', href: '/inbox/requests', label: 'nav.requests', scopes: ['leads:read'] },
   { area: 'settings', href: '/inbox/settings', label: 'nav.settings', scopes: ['notifications:manage', 'webhooks:manage', MANAGE_PEOPLE] },
 ];
 

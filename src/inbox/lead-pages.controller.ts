@@ -24,6 +24,12 @@ export class LeadPagesController {
     return this.view.held(query, req, res);
   }
 
+  @Get('requests')
+  @InboxPage('leads:read')
+  requests(@Query() query: Record<string, unknown>, @Req() req: Request, @Res() res: Response): Promise<void> {
+    return this.view.requests(query, req, res);
+  }
+
   @Post('held/release')
   @InboxPage('leads:screen')
   releaseMany(@InboxForm() form: URLSearchParams, @Req() req: Request, @Res() res: Response): Promise<void> {

@@ -10,6 +10,9 @@ import { InboxPages } from './inbox-pages.service.js';
 import { abilitiesOf, LeadListPage, LeadPages } from './lead-pages.service.js';
 import { LeadsFormat } from './lead-views.js';
 import { LEADS_MESSAGES } from './messages/leads.js';
+import { REQUESTS_MESSAGES } from './messages/requests.js';
+import { QUEUE_STATUSES } from '../data-subject/data-subject-requests.store.js';
+import { DataSubjectService } from '../data-subject/data-subject.service.js';
 
 /** The badge of each verdict and delivery state (inbox.css). */
 const VERDICT_BADGE = { accepted: 'ok', held: 'held', spam: 'spam' };
@@ -30,6 +33,7 @@ export class LeadPagesView {
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly data: LeadPages,
     private readonly pages: InboxPages,
+    private readonly dataSubject: DataSubjectService,
   ) {
     this.timeZone = config.timeZone;
   }
@@ -130,6 +134,23 @@ export class LeadPagesView {
   }
 
   /** The filters apart from the one-time notices a redirect adds. */
+  /** The queue of data-subject requests (GET /api/v1/data-subject-requests's): one status or the default, keyset pages. */
+  async requests(query: Record<string, unknown>, req: Request, res: Response): Promise<void> {
+    const status = QUEUE_STATUSES.find((known) => known === query.status);
+    const cursor = typeof query.cursor === 'string' ? query.cursor : undefined;
+    let page;
+    let invalid = false;
+    try {
+      page = await this.dataSubject.queue({ status, cursor });
+    } catch (error) {
+      if (!(error instanceof AppError) || error.code !== 'invalid_query') throw error;
+      [page, invalid] = [await this.dataSubject.queue({ status }), true];
+    }
+    const next = new URLSearchParams({ ...(status ? { status } : {}), ...(page.next_cursor ? { cursor: page.next_cursor } : {}) }).toString();
+    const data = { ...this.base(req), queue: page, status, statuses: QUEUE_STATUSES, next, invalid };
+    this.pages.render(req, res, 'requests', data, { title: 'requests.title', messages: REQUESTS_MESSAGES, area: 'requests' });
+  }
+
   private split(query: Record<string, unknown>, req: Request): { filters: Record<string, unknown>; notice?: string } {
     const t = this.pages.translate(req, LEADS_MESSAGES);
     const filters: Record<string, unknown> = {};

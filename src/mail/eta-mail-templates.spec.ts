@@ -284,3 +284,32 @@ describe('the confirmation and the test', () => {
     expect(mail.html).toContain('href="https://x.example/u?a=1&amp;b=&quot;&gt;&lt;script&gt;"');
   });
 });
+
+describe('the privacy request code', () => {
+  it.each([
+    ['pt-BR', 'access', 'Seu código para confirmar o pedido de privacidade: 042917', 'uma cópia dos dados'],
+    ['pt-BR', 'erasure', 'Seu código para confirmar o pedido de privacidade: 042917', 'não há como desfazer'],
+    ['en', 'consent_revocation', 'Your code to confirm your privacy request: 042917', 'stop sending communications'],
+    ['en', 'erasure', 'Your code to confirm your privacy request: 042917', 'cannot be undone'],
+  ] as const)('in %s for %s: the code in the subject and first in the text, and what confirming does', (language, request, subject, says) => {
+    const mail = templates.privacyCode(language, { code: '042917', minutes: 10, request });
+    expect(mail.subject).toBe(subject);
+    expect(/\d{6}/.exec(mail.text)?.[0]).toBe('042917');
+    for (const part of [mail.text, mail.html]) {
+      expect(part).toContain(says);
+      expect(part).toContain('10');
+    }
+  });
+});
+
+describe('the claim code', () => {
+  it.each([
+    ['pt-BR', 'Seu código para confirmar um agente: 042917', 'em seu nome'],
+    ['en', 'Your code to confirm an agent: 042917', 'act for you'],
+  ] as const)('in %s: its own code only, what confirming does, and not to go on if you did not start it', (language, subject, says) => {
+    const mail = templates.claimCode(language, { code: '042917', minutes: 10 });
+    expect(mail.subject).toBe(subject);
+    expect(/\d{6}/.exec(mail.text)?.[0]).toBe('042917');
+    for (const part of [mail.text, mail.html]) expect(part).toContain(says);
+  });
+});

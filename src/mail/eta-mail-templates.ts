@@ -8,6 +8,7 @@ import type {
   LeadNotificationMail,
   MailLanguage,
   MailTemplates,
+  PrivacyCodeMail,
   RenderedMail,
   TestMail,
   VerificationMail,
@@ -16,7 +17,7 @@ import { TEMPLATE_FILES } from './template-files.js';
 
 export const MAIL_LANGUAGES: readonly MailLanguage[] = ['pt-BR', 'en'];
 /** The e-mails, each a file per language: `<mail>.<language>.eta`. */
-export const MAIL_NAMES = ['confirmation', 'lead-notification', 'digest', 'test', 'verification'] as const;
+export const MAIL_NAMES = ['confirmation', 'lead-notification', 'digest', 'test', 'verification', 'privacy-code', 'claim-code'] as const;
 export type MailName = (typeof MAIL_NAMES)[number];
 /** The most leads a digest lists; past it, the count and the export link. */
 export const DIGEST_TABLE_MAX = 200;
@@ -58,6 +59,26 @@ export function templateSections(file: string, source: string): Partial<Record<P
   });
   return sections;
 }
+
+/** What a privacy code confirms (`asked`: after "you asked for"), and what entering it does, by request type. */
+const PRIVACY_WORDS: Record<MailLanguage, Record<PrivacyCodeMail['request'], { asked: string; done: string }>> = {
+  'pt-BR': {
+    access: { asked: 'uma cópia dos dados que temos sobre este endereço', done: 'Ao digitá-lo, você vê esses dados na hora.' },
+    erasure: { asked: 'a eliminação dos dados que temos sobre este endereço', done: 'Ao digitá-lo, esses dados são eliminados: não há como desfazer.' },
+    consent_revocation: {
+      asked: 'que deixemos de enviar comunicações a este endereço',
+      done: 'Ao digitá-lo, registramos que você revoga o consentimento para comunicações.',
+    },
+  },
+  en: {
+    access: { asked: 'a copy of the data we hold on this address', done: 'Entering it shows you that data at once.' },
+    erasure: { asked: 'the erasure of the data we hold on this address', done: 'Entering it erases that data: this cannot be undone.' },
+    consent_revocation: {
+      asked: 'that we stop sending communications to this address',
+      done: 'Entering it records that you withdraw your consent to communications.',
+    },
+  },
+};
 
 /**
  * The e-mails in pt-BR and English, from the eta templates of src/mail/templates/ (embedded by the release build).
@@ -141,6 +162,14 @@ export class EtaMailTemplates implements MailTemplates {
 
   verification(language: MailLanguage, mail: VerificationMail): RenderedMail {
     return this.render('verification', language, { code: mail.code, minutes: mail.minutes });
+  }
+
+  privacyCode(language: MailLanguage, mail: PrivacyCodeMail): RenderedMail {
+    return this.render('privacy-code', language, { code: mail.code, minutes: mail.minutes, ...PRIVACY_WORDS[language][mail.request] });
+  }
+
+  claimCode(language: MailLanguage, mail: VerificationMail): RenderedMail {
+    return this.render('claim-code', language, { code: mail.code, minutes: mail.minutes });
   }
 
   private render(mail: MailName, language: MailLanguage, data: object): RenderedMail {

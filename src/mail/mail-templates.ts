@@ -52,6 +52,11 @@ export interface VerificationMail {
   minutes: number;
 }
 
+/** The code that confirms a person's own privacy request (src/privacy/): the same rules as VerificationMail. */
+export interface PrivacyCodeMail extends VerificationMail {
+  request: 'access' | 'erasure' | 'consent_revocation';
+}
+
 /** A recipient's test message (`POST …/{id}/test`). */
 export type TestMail = Unsubscribable;
 
@@ -62,6 +67,8 @@ export interface MailTemplates {
   digest(language: MailLanguage, mail: DigestMail): RenderedMail;
   test(language: MailLanguage, mail: TestMail): RenderedMail;
   verification(language: MailLanguage, mail: VerificationMail): RenderedMail;
+  privacyCode(language: MailLanguage, mail: PrivacyCodeMail): RenderedMail;
+  claimCode(language: MailLanguage, mail: VerificationMail): RenderedMail;
 }
 
 export const MAIL_TEMPLATES = Symbol('MAIL_TEMPLATES');

@@ -19,6 +19,8 @@ const templates: MailTemplates = {
   digest: () => ({ subject: 'digest', text: '', html: '' }),
   test: (language, mail) => ({ subject: `test ${language}`, text: mail.unsubscribeUrl, html: '<p>test</p>' }),
   verification: () => ({ subject: 'verification', text: '', html: '' }),
+  privacyCode: () => ({ subject: 'privacy', text: '', html: '' }),
+  claimCode: () => ({ subject: 'claim', text: '', html: '' }),
 };
 
 const LEAD = {

@@ -7,8 +7,19 @@ import { ProblemFormat, ProblemFormats } from '../problem/problem-formats.js';
 /** The path of the OAuth endpoints (OAuthController); every answer under it, errors included, is OAuth's. */
 export const OAUTH_PATH = 'oauth2';
 
-/** RFC 6749 §5.2 codes are passed through; other failures map to the nearest registered OAuth error. */
-const OAUTH_ERRORS = new Set<ErrorCode>(['invalid_request', 'invalid_client', 'invalid_grant', 'unsupported_grant_type', 'invalid_scope']);
+/** RFC 6749 §5.2 and RFC 8628 §3.5 codes are passed through; other failures map to the nearest registered OAuth error. */
+const OAUTH_ERRORS = new Set<ErrorCode>([
+  'invalid_request',
+  'invalid_client',
+  'invalid_grant',
+  'unsupported_grant_type',
+  'invalid_scope',
+  // RFC 8628 §3.5, the claim grant's polling answers
+  'authorization_pending',
+  'slow_down',
+  'expired_token',
+  'access_denied',
+]);
 
 /**
  * Errors under /oauth2/ as RFC 6749 §5.2 clients read them: `error` and `error_description`, with the problem members

@@ -46,7 +46,7 @@ interface VerifiedAccessToken {
 }
 
 /** A grant type's handler: the form parameters and the Authorization header values, if any. */
-type Grant = (params: Record<string, string>, authorization: string[] | undefined) => Promise<TokenResponse>;
+export type Grant = (params: Record<string, string>, authorization: string[] | undefined) => Promise<TokenResponse>;
 
 /** Thrown inside key resolution so that an unknown kid is a verification failure like any other. */
 class UnknownKey extends errors.JOSEError {}
@@ -85,7 +85,7 @@ export class TokenService implements OnModuleInit, OnModuleDestroy {
     this.issuer = config.publicBaseUrl;
     this.tokenEndpoint = `${config.publicBaseUrl}/oauth2/token`;
     this.challenge = bearerChallenge(config.publicBaseUrl, { error: 'invalid_token' });
-    this.liveAgentSql = liveTokenSql(registrations, 'id', 'registeredFrom', revoked);
+    this.liveAgentSql = liveTokenSql(registrations, 'id', 'registeredFrom', revoked, 'claimedAt');
     this.liveOperatorSql = liveTokenSql(operatorClientRows, 'clientId', 'clientId', revoked);
   }
 
@@ -101,10 +101,29 @@ export class TokenService implements OnModuleInit, OnModuleDestroy {
     clearInterval(this.purgeTimer);
   }
 
+  /** The registration's identity assertion: its address verified once its owner claimed it, self-reported before. */
   async signAssertion(registration: AgentRegistration): Promise<{ assertion: string; expiresAt: Date }> {
     const claims: JWTPayload = { registration_type: registration.type };
-    if (registration.email) Object.assign(claims, { email: registration.email, email_verified: false });
+    if (registration.claimedAt !== null && registration.verifiedEmail) Object.assign(claims, { email: registration.verifiedEmail, email_verified: true });
+    else if (registration.email) Object.assign(claims, { email: registration.email, email_verified: false });
     return this.sign('assertion', ASSERTION_TYP, claims, registration.id, this.issuer);
+  }
+
+  /** Adds a grant type to the token endpoint (a module whose grant needs what OAuth cannot import: the claim's). */
+  registerGrant(type: string, grant: Grant): void {
+    this.grants.set(type, grant);
+  }
+
+  /** The grant types the token endpoint takes (discovery lists them). */
+  grantTypes(): string[] {
+    return [...this.grants.keys()];
+  }
+
+  /** An access token for a registration, as the JWT-bearer grant gives one; a claimed registration's carries `claimed`. */
+  agentAccessToken(registration: AgentRegistration, requestedScope?: string): Promise<TokenResponse> {
+    // Agent scopes only, whatever a registration row says: an agent token never carries an operator scope.
+    const scope = grantedScope(requestedScope, registration.scopes.split(' '), AGENT_SCOPES);
+    return this.accessToken(registration.id, { client_id: registration.id, scope, ...(registration.claimedAt !== null ? { claimed: true } : {}) });
   }
 
   /** The token endpoint: the grant named by `grant_type`, given the request's Authorization header values. */
@@ -128,10 +147,9 @@ export class TokenService implements OnModuleInit, OnModuleDestroy {
     });
     const registration = payload && (await this.activeRegistration(payload.sub));
     if (!registration) throw new AppError('invalid_grant', 'The assertion is not valid for this service.');
-
-    // Agent scopes only, whatever a registration row says: an agent token never carries an operator scope.
-    const scope = grantedScope(params.scope, registration.scopes.split(' '), AGENT_SCOPES);
-    return this.accessToken(registration.id, { client_id: registration.id, scope });
+    // An assertion signed before its registration was claimed speaks for the unclaimed party: refused like its tokens.
+    if (registration.claimedAt !== null && payload.email_verified !== true) throw new AppError('invalid_grant', 'The assertion is not valid for this service.');
+    return this.agentAccessToken(registration, params.scope);
   }
 
   /**
@@ -206,9 +224,12 @@ export class TokenService implements OnModuleInit, OnModuleDestroy {
       return { kind: 'operator', clientId: payload.sub!, scopes };
     }
     // The same query says where the registration came from, for its address's ceiling.
-    const [live] = (await this.registrations.manager.query(this.liveAgentSql, [payload.sub, payload.jti])) as { live: string | null }[];
+    const [live] = (await this.registrations.manager.query(this.liveAgentSql, [payload.sub, payload.jti])) as { live: string | null; claimed: unknown }[];
     if (!live) throw this.refuse(token);
-    return { kind: 'agent', registrationId: payload.sub!, registeredFrom: live.live ?? null, scopes };
+    // A claim ends the tokens issued before it: they spoke for an unknown party (docs/decisions/0041-agent-claims.md).
+    const claimed = live.claimed !== null && live.claimed !== undefined;
+    if (claimed && payload.claimed !== true) throw this.refuse(token);
+    return { kind: 'agent', registrationId: payload.sub!, registeredFrom: live.live ?? null, claimed, scopes };
   }
 
   /** Remembers a signed token found revoked, for REFUSED_CACHE_MS. */
@@ -316,12 +337,18 @@ function grantedScope(requestedScope: string | undefined, stored: string[], ofIt
  * One round trip: a row (with one column, `live`) when the token's owner (registration or client) exists and is not
  * revoked, and the token's jti is not revoked. Written once per owner table, in the driver's SQL.
  */
-function liveTokenSql<T extends ObjectLiteral>(owners: Repository<T>, idProperty: string, selected: string, revoked: Repository<RevokedToken>): string {
+function liveTokenSql<T extends ObjectLiteral>(
+  owners: Repository<T>,
+  idProperty: string,
+  selected: string,
+  revoked: Repository<RevokedToken>,
+  claimed?: string,
+): string {
   const driver = owners.manager.connection.driver;
   const column = (repository: Repository<T> | Repository<RevokedToken>, property: string) =>
     driver.escape(repository.metadata.findColumnWithPropertyName(property)!.databaseName);
   return (
-    `SELECT ${column(owners, selected)} AS live FROM ${driver.escape(owners.metadata.tableName)} ` +
+    `SELECT ${column(owners, selected)} AS live${claimed ? `, ${column(owners, claimed)} AS claimed` : ''} FROM ${driver.escape(owners.metadata.tableName)} ` +
     `WHERE ${column(owners, idProperty)} = ${driver.createParameter('sub', 0)} AND ${column(owners, 'revokedAt')} IS NULL ` +
     `AND NOT EXISTS (SELECT 1 FROM ${driver.escape(revoked.metadata.tableName)} WHERE ${column(revoked, 'jti')} = ${driver.createParameter('jti', 1)})`
   );

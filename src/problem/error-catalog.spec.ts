@@ -15,8 +15,11 @@ const PROBLEM = '#/components/schemas/Problem';
 const PROTOCOL_ERRORS = ['#/components/schemas/JsonRpcErrorResponse', '#/components/schemas/GraphQLResponse'];
 /** The inbox's error page: the same problem, as a page in the person's language, beside its application/problem+json. */
 const ERROR_PAGE = '#/components/schemas/InboxErrorPage';
-/** An inbox page shown again with what was refused marked beside its field (a form, the filters of a list). */
-const PAGE_AGAIN = '#/components/schemas/InboxHtml';
+/**
+ * A page shown again with what was refused marked beside its field (an inbox form, the filters of a list), or a
+ * person's page that answers a refusal in words (a wrong code, an ended claim).
+ */
+const PAGES_AGAIN = ['#/components/schemas/InboxHtml', '#/components/schemas/PersonHtml'];
 const CATALOG: Record<string, number> = Object.fromEntries(Object.entries(ERROR_CATALOG).map(([code, entry]) => [code, entry.status]));
 
 function resolve(node: Json): Json {
@@ -71,7 +74,7 @@ const media = [...operations, ...components].flatMap(({ where, status, response 
     problem: madeOf(content.schema).includes(PROBLEM),
     protocol: madeOf(content.schema).some((ref) => PROTOCOL_ERRORS.includes(ref)),
     page:
-      madeOf(content.schema).includes(PAGE_AGAIN) ||
+      madeOf(content.schema).some((ref) => PAGES_AGAIN.includes(ref)) ||
       (madeOf(content.schema).includes(ERROR_PAGE) && Boolean((response.content as Json)['application/problem+json'])),
     codes: codesOf(content.schema ?? {}),
   })),

@@ -55,6 +55,12 @@ export const ERROR_CATALOG = {
     description:
       'The cursor in the body was altered, or was given for another e-mail address (a data-subject access request pages only the person it began with). Nothing was read.',
   },
+  verification_code_invalid: {
+    status: 400,
+    title: 'Wrong code',
+    hint: 'Enter the six digits of the latest e-mail for this request; tries_left says how many tries remain.',
+    description: 'The code is not the one sent for this privacy request. The fifth wrong code closes the request (409 privacy_request_locked).',
+  },
   invalid_form: {
     status: 400,
     title: 'Invalid form',
@@ -100,6 +106,36 @@ export const ERROR_CATALOG = {
     hint: 'Request a subset of the scopes granted to the registration or client, or omit scope.',
     description: 'OAuth 2.0 (RFC 6749 §5.2): the requested scope is unknown or exceeds what the registration or client allows.',
   },
+  authorization_pending: {
+    status: 400,
+    title: 'Authorization pending',
+    hint: 'Poll the token endpoint again after the claim attempt’s interval (seconds).',
+    description: 'RFC 8628 §3.5: the owner has not yet confirmed the claim on the service’s page.',
+  },
+  slow_down: {
+    status: 400,
+    title: 'Slow down',
+    hint: 'Wait the claim attempt’s interval between two polls of the token endpoint.',
+    description: 'RFC 8628 §3.5: two polls of one claim came closer than its interval.',
+  },
+  expired_token: {
+    status: 400,
+    title: 'Claim expired',
+    hint: 'Start a new claim (POST /api/v1/agent/identity/claim) and show its new user code to the owner.',
+    description: 'RFC 8628 §3.5: the claim attempt expired before its owner confirmed it.',
+  },
+  access_denied: {
+    status: 400,
+    title: 'Claim denied',
+    hint: 'Start a new claim (POST /api/v1/agent/identity/claim); the owner must type both codes right.',
+    description: 'RFC 8628 §3.5: the claim attempt ended on its page after five wrong codes.',
+  },
+  invalid_claim_token: {
+    status: 400,
+    title: 'Invalid claim token',
+    hint: 'Send the claim_token the registration answered with, within its 24 hours; after that, register again.',
+    description: 'The claim token is not one this service gave, has expired, or its registration was revoked. Nothing was sent.',
+  },
   invalid_token: {
     status: 401,
     title: 'Invalid access token',
@@ -113,6 +149,13 @@ export const ERROR_CATALOG = {
     description:
       'OAuth 2.0 (RFC 6749 §5.2): client authentication failed: an unknown client, a wrong or expired secret, a revoked client, no authentication, or an unsupported method. One answer for all, with WWW-Authenticate: Basic.',
   },
+  download_token_invalid: {
+    status: 401,
+    title: 'Invalid download token',
+    hint: 'Send Authorization: Bearer <download_token> as the verification of this access request gave it, within its hour; after that, make the request again.',
+    description:
+      'A privacy request’s data was read without the download token its verification answered with, with another request’s, or after the token’s hour.',
+  },
   authentication_required: {
     status: 401,
     title: 'Authentication required',
@@ -124,6 +167,13 @@ export const ERROR_CATALOG = {
     title: 'Sign-in required',
     hint: 'Sign in to the inbox at /inbox/sign-in; a browser is sent there (303) with the page as its return path.',
     description: 'An inbox page or action needs a signed-in person, and the request carried no live session (none, ended, or timed out).',
+  },
+  captcha_failed: {
+    status: 403,
+    title: 'Captcha needed',
+    hint: 'Solve the captcha of the page and send its token in the Captcha-Token header.',
+    description:
+      'This service is configured with a captcha provider, and a person’s own privacy request needs a token it accepts: none was sent, or it was wrong, expired or used. Nothing was sent.',
   },
   insufficient_scope: {
     status: 403,
@@ -150,6 +200,12 @@ export const ERROR_CATALOG = {
     title: 'Not found',
     hint: 'Check the path; the API lives under /api/v1 and its contract is at /docs/openapi-leads.json.',
     description: 'No resource exists at this path.',
+  },
+  privacy_request_not_found: {
+    status: 404,
+    title: 'Privacy request not found',
+    hint: 'Use the id that POST /api/v1/privacy/requests answered with.',
+    description: 'No privacy request made by a person has this id.',
   },
   lead_not_found: {
     status: 404,
@@ -188,6 +244,24 @@ export const ERROR_CATALOG = {
     hint: `Send the whole request line and headers within ${inSeconds(HEADERS_TIMEOUT_MS)}, and the whole request within ${inSeconds(REQUEST_TIMEOUT_MS)}.`,
     description: 'The client was too slow: the headers or the body did not arrive in time, so the connection is closed.',
   },
+  registration_claimed: {
+    status: 409,
+    title: 'Registration already claimed',
+    hint: 'Nothing to do: the registration already speaks for its owner; refresh it for the verified assertion.',
+    description: 'The registration the claim token names has been claimed; a claim happens once.',
+  },
+  privacy_request_locked: {
+    status: 409,
+    title: 'Privacy request locked',
+    hint: 'Make the request again (POST /api/v1/privacy/requests) for a new code.',
+    description: 'Five wrong codes were entered for this request: it is closed, and no code verifies it any more. Nothing was done.',
+  },
+  privacy_request_verified: {
+    status: 409,
+    title: 'Privacy request already verified',
+    hint: 'The answer was given when the code was entered; an access request’s download token reads the data for an hour.',
+    description: 'The code of this request was already entered and the request carried out. Nothing was done again.',
+  },
   idempotency_request_in_progress: {
     status: 409,
     title: 'Request with this Idempotency-Key in progress',
@@ -218,6 +292,12 @@ export const ERROR_CATALOG = {
     title: 'Notification recipient already confirmed',
     hint: 'Nothing to do: the address is confirmed. Send it a test message with POST /api/v1/notification-recipients/{id}/test.',
     description: 'A confirmation was asked for an address that is confirmed already. Nothing was sent and its status did not change.',
+  },
+  privacy_request_expired: {
+    status: 410,
+    title: 'Privacy request expired',
+    hint: 'Make the request again (POST /api/v1/privacy/requests) for a new code.',
+    description: 'The code of this request was not entered within its 10 minutes. Nothing was done.',
   },
   lead_erased: {
     status: 410,
@@ -255,6 +335,13 @@ export const ERROR_CATALOG = {
     title: 'Too many requests',
     hint: 'Wait for the number of seconds in Retry-After; register an agent and send a bearer token for a higher quota.',
     description: 'The caller exhausted its rate-limit quota; RateLimit and RateLimit-Policy describe the quota.',
+  },
+  verification_rate_limited: {
+    status: 429,
+    title: 'Too many codes',
+    hint: 'Wait for the number of seconds in Retry-After, and look for the codes already sent (and in the spam folder).',
+    description:
+      'An address gets at most 3 codes an hour, a client address 30, and the service VERIFICATION_MAIL_DAILY_LIMIT a day in all (counted for every instance), so that nobody can flood a mailbox with them. Nothing was stored or sent.',
   },
   confirmation_rate_limited: {
     status: 429,

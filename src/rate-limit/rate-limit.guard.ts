@@ -24,8 +24,9 @@ function policyFor(context: ExecutionContext, req: Request): PolicyName | undefi
   const limit = typeof route === 'function' ? route(req) : route;
   if (limit !== 'api') return limit;
   // Each kind of caller has its tier, of the same name; people of the inbox spend the operators' (by user id).
-  const { kind } = principalOf(req);
-  return kind === 'person' ? 'operator' : kind;
+  const principal = principalOf(req);
+  if (principal.kind === 'agent' && principal.claimed) return 'verified_agent';
+  return principal.kind === 'person' ? 'operator' : principal.kind;
 }
 
 /** The counter of a policy is shared by every route under it: one budget per caller, whatever it calls. */

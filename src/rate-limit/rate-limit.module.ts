@@ -22,6 +22,10 @@ const TRACKERS: Record<PolicyName, (req: Request) => string> = {
     const principal = principalOf(req);
     return principal.kind === 'agent' ? principal.registrationId : 'unknown';
   },
+  verified_agent: (req) => {
+    const principal = principalOf(req);
+    return principal.kind === 'agent' ? principal.registrationId : 'unknown';
+  },
   agent_per_address: (req) => {
     const principal = principalOf(req);
     return (principal.kind === 'agent' && principal.registeredFrom) || 'unknown';

@@ -75,7 +75,13 @@ export class VerificationMailChannel implements Channel<VerificationSubscriber> 
       await this.store.scrub(pending.id);
       return { kind: 'failed', ...nothing('code_ended') };
     }
-    const words = this.templates.verification(mail.language, { code: mail.code, minutes: CODE_LIFETIME_MS / 60_000 });
+    const minutes = CODE_LIFETIME_MS / 60_000;
+    const words =
+      mail.about === 'agent_claim'
+        ? this.templates.claimCode(mail.language, { code: mail.code, minutes })
+        : mail.about
+          ? this.templates.privacyCode(mail.language, { code: mail.code, minutes, request: mail.about })
+          : this.templates.verification(mail.language, { code: mail.code, minutes });
     const started = performance.now();
     const result = await this.mailer.send({
       ...words,

@@ -5,7 +5,10 @@ import { APP_CONFIG } from '../config/config.module.js';
 import type { Steps } from '../database/step-transaction.js';
 import { uuidv7 } from '../database/uuid-v7.js';
 import { foldEmail, normaliseEmail } from '../leads/lead-rules.js';
-import type { MailLanguage } from '../mail/mail-templates.js';
+import type { MailLanguage, PrivacyCodeMail } from '../mail/mail-templates.js';
+
+/** What a code confirms besides a sign-in: a person's own privacy request, or an owner's claim of an agent. */
+export type CodeAbout = PrivacyCodeMail['request'] | 'agent_claim';
 import { Outbox } from '../outbox/outbox.service.js';
 import { RateLimitStore } from '../rate-limit/rate-limit.store.js';
 import { SecretBox } from '../secrets/secret-box.js';
@@ -19,6 +22,20 @@ export const MAX_TRIES = 5;
 export const CODES_PER_ADDRESS_PER_HOUR = 3;
 /** Fresh codes per client address per hour, on the rate-limit store (shared through Redis when REDIS_URL is set). */
 export const CODES_PER_CLIENT_PER_HOUR = 30;
+/** Tries an address's codes of one purpose take in a day, in all: 5 per code, two codes' worth. */
+export const TRIES_PER_ADDRESS_PER_DAY = 10;
+
+/**
+ * The mailbox an address reaches, as the limits count it: case-folded, and without a `+tag` (`ana+1@x` and `ana+2@x`
+ * land in one mailbox, and would otherwise each have their own 3 codes an hour).
+ */
+export function mailbox(address: string): string {
+  const folded = foldEmail(address);
+  const at = folded.lastIndexOf('@');
+  const local = folded.slice(0, at);
+  const plus = local.indexOf('+');
+  return plus > 0 ? `${local.slice(0, plus)}${folded.slice(at)}` : folded;
+}
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
 /** Verifications are kept past the day the cap counts, then purged. */
@@ -31,6 +48,8 @@ export interface SealedMail {
   language: MailLanguage;
   /** False for an address that is nobody's: written the same way, never sent. */
   send: boolean;
+  /** What the code confirms (a privacy request's type, an agent's claim), for the mail's words. Absent: an inbox sign-in. */
+  about?: CodeAbout;
 }
 
 export interface StartRequest {
@@ -41,10 +60,13 @@ export interface StartRequest {
   subject: string | null;
   language: MailLanguage;
   clientIp: string;
+  /** What the code confirms, for the mail's words, when it does not sign in. */
+  about?: CodeAbout;
 }
 
-export type StartOutcome = { started: true; token: string } | { started: false; reason: 'client_limit' | 'address_limit' | 'daily_limit' };
-export type CheckOutcome = { verified: true; subject: string } | { verified: false; triesLeft: number };
+export type StartOutcome = { started: true; token: string; id: string } | { started: false; reason: 'client_limit' | 'address_limit' | 'daily_limit' };
+/** `usedMeanwhile`: the code was right, but a try at the same moment used it first (a double click). */
+export type CheckOutcome = { verified: true; subject: string } | { verified: false; triesLeft: number; usedMeanwhile?: true };
 
 const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
 
@@ -73,11 +95,11 @@ export class VerificationService {
     const [client] = await this.limits.incrementAll([{ key: `verification_client:${request.clientIp}`, ttl: HOUR_MS }]);
     if (client.totalHits > CODES_PER_CLIENT_PER_HOUR) return { started: false, reason: 'client_limit' };
     const address = normaliseEmail(request.address);
-    const addressMac = this.box.mac(foldEmail(address), 'verification-address').toString('hex');
+    const addressMac = this.box.mac(mailbox(address), 'verification-address').toString('hex');
     const id = uuidv7(now);
     const token = randomBytes(32).toString('base64url');
     const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
-    const mail: SealedMail = { address, code, language: request.language, send: request.subject !== null };
+    const mail: SealedMail = { address, code, language: request.language, send: request.subject !== null, about: request.about };
     const verification = {
       id,
       tokenHash: sha256(token),
@@ -91,9 +113,13 @@ export class VerificationService {
     };
     const dayStart = now - (now % DAY_MS);
     const { store, outbox, dailyLimit } = this;
+    const purpose = request.purpose;
     const outcome = await this.store.sql.run(function* (): Steps<'address_limit' | 'daily_limit' | 'ok'> {
-      if ((yield* store.countSince(dayStart)) >= dailyLimit) return 'daily_limit';
-      if ((yield* store.countForAddress(addressMac, now - HOUR_MS)) >= CODES_PER_ADDRESS_PER_HOUR) return 'address_limit';
+      yield* store.serialise();
+      if ((yield* store.countSince(purpose, dayStart)) >= dailyLimit) return 'daily_limit';
+      if ((yield* store.countForAddress(addressMac, purpose, now - HOUR_MS)).codes >= CODES_PER_ADDRESS_PER_HOUR) return 'address_limit';
+      // Across its codes, an address takes TRIES_PER_ADDRESS_PER_DAY tries a day: new codes do not buy new guesses.
+      if ((yield* store.countForAddress(addressMac, purpose, now - DAY_MS)).tries >= TRIES_PER_ADDRESS_PER_DAY) return 'address_limit';
       yield* store.insert(verification);
       yield* outbox.publish(VERIFICATION_EVENT, { verification_id: id }, now, id);
       return 'ok';
@@ -102,18 +128,28 @@ export class VerificationService {
     this.outbox.wake();
     // Housekeeping where codes are made, so that no timer is needed: a few old rows at a time.
     await this.store.purge(now - KEEP_MS, 100);
-    return { started: true, token };
+    return { started: true, token, id };
   }
 
   /** Spends a try of the code the token stands for; a right code is used up at once. */
-  async check(purpose: string, token: unknown, code: unknown, now = Date.now()): Promise<CheckOutcome> {
-    if (typeof token !== 'string' || token.length > 200) return { verified: false, triesLeft: 0 };
-    const spent = await this.store.spendTry(sha256(token), purpose, MAX_TRIES, now);
+  check(purpose: string, token: unknown, code: unknown, now = Date.now()): Promise<CheckOutcome> {
+    if (typeof token !== 'string' || token.length > 200) return Promise.resolve({ verified: false, triesLeft: 0 });
+    return this.spend({ tokenHash: sha256(token) }, purpose, code, now);
+  }
+
+  /** The same, for a verification its caller knows by id (a privacy request holds the id of its code's verification). */
+  checkById(purpose: string, id: string, code: unknown, now = Date.now()): Promise<CheckOutcome> {
+    return this.spend({ id }, purpose, code, now);
+  }
+
+  private async spend(key: { tokenHash: string } | { id: string }, purpose: string, code: unknown, now: number): Promise<CheckOutcome> {
+    const spent = await this.store.spendTry(key, purpose, MAX_TRIES, now);
     if (!spent) return { verified: false, triesLeft: 0 };
     const triesLeft = MAX_TRIES - spent.attempts;
     const given = typeof code === 'string' ? code.replace(/\s/g, '') : '';
     const right = /^\d{6}$/.test(given) && timingSafeEqual(Buffer.from(this.codeMac(spent.id, given), 'hex'), Buffer.from(spent.codeMac, 'hex'));
-    if (!right || spent.subject === null || !(await this.store.use(spent.id, now))) return { verified: false, triesLeft };
+    if (!right || spent.subject === null) return { verified: false, triesLeft };
+    if (!(await this.store.use(spent.id, now))) return { verified: false, triesLeft: 0, usedMeanwhile: true };
     return { verified: true, subject: spent.subject };
   }
 

@@ -42,16 +42,33 @@ export class VerificationStore {
     return this.sql.p(n);
   }
 
-  /** Codes made since `since`, of every purpose and address (the daily cap). */
-  *countSince(since: number): Steps<number> {
-    const [row] = yield [`SELECT COUNT(*) AS n FROM verification_codes WHERE created_at >= ${this.p(1)}`, [since]];
+  /**
+   * On PostgreSQL, makes the transaction's counts and insert one at a time across instances (a transaction-scoped
+   * advisory lock): at READ COMMITTED, two starts at once would each count without the other and both pass a limit.
+   * SQLite's one writer does this already.
+   */
+  *serialise(): Steps<void> {
+    if (this.sql.postgres) yield ['SELECT pg_advisory_xact_lock(7426825)', []];
+  }
+
+  /** Codes of one purpose made since `since`, for every address (the daily cap: each purpose its own). */
+  *countSince(purpose: string, since: number): Steps<number> {
+    const [row] = yield [`SELECT COUNT(*) AS n FROM verification_codes WHERE purpose = ${this.p(1)} AND created_at >= ${this.p(2)}`, [purpose, since]];
     return Number(row.n);
   }
 
-  /** Codes made for one address (by its keyed digest) since `since`. */
-  *countForAddress(addressMac: string, since: number): Steps<number> {
-    const [row] = yield [`SELECT COUNT(*) AS n FROM verification_codes WHERE address_mac = ${this.p(1)} AND created_at >= ${this.p(2)}`, [addressMac, since]];
-    return Number(row.n);
+  /**
+   * Codes of one purpose made for one address (by its keyed digest) since `since`, and the wrong tries spent on them: a
+   * purpose anyone can start (a privacy request) never locks a person out of another (the inbox's sign-in).
+   */
+  *countForAddress(addressMac: string, purpose: string, since: number): Steps<{ codes: number; tries: number }> {
+    const [row] = yield [
+      // A used code's last try was right: only the wrong ones count.
+      `SELECT COUNT(*) AS n, COALESCE(SUM(attempts), 0) - COUNT(used_at) AS tries FROM verification_codes
+        WHERE address_mac = ${this.p(1)} AND purpose = ${this.p(2)} AND created_at >= ${this.p(3)}`,
+      [addressMac, purpose, since],
+    ];
+    return { codes: Number(row.n), tries: Number(row.tries) };
   }
 
   *insert(v: NewVerification): Steps<void> {
@@ -68,7 +85,7 @@ export class VerificationStore {
    * guesses cannot share a try; undefined when there is none to spend.
    */
   async spendTry(
-    tokenHash: string,
+    key: { tokenHash: string } | { id: string },
     purpose: string,
     maxTries: number,
     now: number,
@@ -76,9 +93,9 @@ export class VerificationStore {
     const p = (n: number) => this.p(n);
     const [row] = await this.sql.query(
       `UPDATE verification_codes SET attempts = attempts + 1
-       WHERE token_hash = ${p(1)} AND purpose = ${p(2)} AND used_at IS NULL AND attempts < ${p(3)} AND expires_at > ${p(4)}
+       WHERE ${'id' in key ? 'id' : 'token_hash'} = ${p(1)} AND purpose = ${p(2)} AND used_at IS NULL AND attempts < ${p(3)} AND expires_at > ${p(4)}
        RETURNING id, subject, code_mac, attempts`,
-      [tokenHash, purpose, maxTries, now],
+      ['id' in key ? key.id : key.tokenHash, purpose, maxTries, now],
     );
     return row && { id: String(row.id), subject: (row.subject as string | null) ?? null, codeMac: String(row.code_mac), attempts: Number(row.attempts) };
   }
