@@ -167,6 +167,19 @@ export async function formFieldsOf(req: Request): Promise<Record<string, string>
   return fields;
 }
 
+/**
+ * A page's form (a person's page, no cookie): its fields, or 400 `invalid_form` for a body that is no such form
+ * (another media type, a field twice, a file, not UTF-8).
+ */
+export async function pageFormOf(req: Request): Promise<Record<string, string>> {
+  try {
+    return await formFieldsOf(req);
+  } catch (error) {
+    if (error instanceof AppError) throw new AppError('invalid_form', error.detail);
+    throw error;
+  }
+}
+
 /** Empty values count as absent (RFC 6749 §3.2). */
 function parseForm(raw: Buffer | undefined): Record<string, string> | AppError {
   let text = '';

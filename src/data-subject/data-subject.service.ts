@@ -6,7 +6,7 @@ import type { Response } from 'express';
 import { DataSource } from 'typeorm';
 import type { Caller } from '../auth/caller.decorator.js';
 import { Step, StepTransactions, Steps } from '../database/step-transaction.js';
-import { uuidv7 } from '../database/uuid-v7.js';
+import { isCanonicalUuid, uuidv7 } from '../database/uuid-v7.js';
 import { InvalidCursor, LeadReader, LeadRows, LeadView } from '../leads/lead-reader.service.js';
 import { AppError, invalidQuery } from '../problem/app-error.js';
 import { DEFAULT_PAGE_SIZE } from '../leads/leads-read.service.js';
@@ -72,7 +72,6 @@ export interface RevocationReceipt extends Receipt<{ leads: number; revoked: num
 /** The channel recorded on a `communications` entry that a revocation adds to a lead that had none. */
 const REVOCATION_CHANNEL = 'data_subject_request';
 const HMAC_KEY_PURPOSE = 'data_subject_hmac';
-const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /**
  * Whom a request is recorded for: an operator's client (each request a new audit row), or a person's own request
@@ -117,22 +116,25 @@ export class DataSubjectService {
   }
 
   /**
+   * One page of the person's leads (ACCESS_PAGE_SIZE, newest first) and the sealed cursor of the next, without the
+   * consent wordings or a record: what an access page is read from, and what a summary tallies.
+   */
+  async leadsOf(email: string, cursor: string | undefined): Promise<LeadRows> {
+    try {
+      return await this.reader.page({ email }, ACCESS_PAGE_SIZE, cursor, { maxLimit: ACCESS_PAGE_SIZE, purpose: 'data_subject_access', readPart: READ_PART });
+    } catch (error) {
+      if (!(error instanceof InvalidCursor)) throw error;
+      throw new AppError('invalid_cursor', 'The cursor was altered, or was given for another e-mail address; nothing was read.');
+    }
+  }
+
+  /**
    * One page of an access request, recorded unless `record` is false: a person's own request is completed by its first
    * page (the address kept for the download's hour); the pages read with the download token leave its row as it is.
    */
   async accessPage(email: string, cursor: string | undefined, requester: Requester, record = true): Promise<AccessPage> {
     const requestedAt = Date.now();
-    let page: LeadRows;
-    try {
-      page = await this.reader.page({ email }, ACCESS_PAGE_SIZE, cursor, {
-        maxLimit: ACCESS_PAGE_SIZE,
-        purpose: 'data_subject_access',
-        readPart: READ_PART,
-      });
-    } catch (error) {
-      if (!(error instanceof InvalidCursor)) throw error;
-      throw new AppError('invalid_cursor', 'The cursor was altered, or was given for another e-mail address; nothing was read.');
-    }
+    const page = await this.leadsOf(email, cursor);
     const leads = page.data;
     const named = [...new Set(leads.flatMap((lead) => lead.legal_bases.map((basis) => basis.consent_text_sha256)).filter((sha) => sha !== null))].sort();
     const consentTexts: { sha256: string; text: string }[] = [];
@@ -163,7 +165,7 @@ export class DataSubjectService {
     let before: string | null = null;
     if (query.cursor !== undefined) {
       before = Buffer.from(query.cursor, 'base64url').toString('utf8');
-      if (!CANONICAL_UUID.test(before)) {
+      if (!isCanonicalUuid(before)) {
         throw invalidQuery([{ parameter: 'cursor', code: 'invalid_cursor', detail: 'cursor must be the next_cursor of the page before.' }]);
       }
     }

@@ -1,6 +1,6 @@
 import { Controller, Get, Inject, Param, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { formFieldsOf } from '../body/request-body.js';
+import { pageFormOf } from '../body/request-body.js';
 import { AppConfig } from '../config/config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { languageOf, PageLanguage, postedFrom, sendPersonPage } from '../docs/person-page.js';
@@ -40,13 +40,7 @@ export class ClaimPageController {
   @Post(':id')
   async confirm(@Param('id') id: string, @Req() req: Request, @Res() res: Response): Promise<void> {
     if (!postedFrom(req, this.base)) throw new AppError('origin_not_allowed', "This form may be posted only from this service's own page.");
-    let form: Record<string, string>;
-    try {
-      form = await formFieldsOf(req);
-    } catch (error) {
-      if (error instanceof AppError) throw new AppError('invalid_form', error.detail);
-      throw error;
-    }
+    const form = await pageFormOf(req);
     const lang = languageOf(req, form.lang);
     const facts = await this.claims.facts(id);
     if (!facts) return sendPersonPage(res, 404, claimMessagePage(lang, id, 'unknown'));

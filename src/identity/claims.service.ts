@@ -4,13 +4,13 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
 import { AppConfig } from '../config/config.js';
 import { APP_CONFIG } from '../config/config.module.js';
-import { uuidv7 } from '../database/uuid-v7.js';
+import { isCanonicalUuid, uuidv7 } from '../database/uuid-v7.js';
 import { foldEmail } from '../leads/lead-rules.js';
 import type { MailLanguage } from '../mail/mail-templates.js';
 import { TokenResponse, TokenService } from '../oauth/token.service.js';
-import { AppError } from '../problem/app-error.js';
+import { AppError, validationFailed } from '../problem/app-error.js';
 import { SecretBox } from '../secrets/secret-box.js';
-import { CODE_LIFETIME_MS, VerificationService } from '../verification/verification.service.js';
+import { CODE_LIFETIME_MS, codesRefused, VerificationService } from '../verification/verification.service.js';
 import { AgentClaimsStore, ClaimableRegistration, ClaimAttempt } from './agent-claims.store.js';
 import { AgentRegistration } from './agent-registration.entity.js';
 import { ClaimStart } from './identity-request.js';
@@ -98,16 +98,12 @@ export class ClaimsService implements OnModuleInit {
     // An identity_assertion registration is claimed for the address it asserted: that is its login hint.
     const asserted = registration.type === 'identity_assertion' ? registration.email : null;
     if (asserted && request.loginHint && foldEmail(request.loginHint) !== foldEmail(asserted)) {
-      throw new AppError('validation_failed', 'login_hint must be the address the registration asserted (or be left out).', {
-        errors: [{ pointer: '/login_hint', code: 'invalid_value', detail: 'An identity_assertion registration is claimed for the address it asserted.' }],
-      });
+      throw validationFailed([
+        { pointer: '/login_hint', code: 'invalid_value', detail: 'An identity_assertion registration is claimed for the address it asserted.' },
+      ]);
     }
     const address = request.loginHint ?? asserted;
-    if (!address) {
-      throw new AppError('validation_failed', "login_hint is required: the owner's e-mail address.", {
-        errors: [{ pointer: '/login_hint', code: 'required', detail: "login_hint is required: the owner's e-mail address." }],
-      });
-    }
+    if (!address) throw validationFailed([{ pointer: '/login_hint', code: 'required', detail: "login_hint is required: the owner's e-mail address." }]);
     return { status: 'initiated', claim_attempt: await this.begin(registration, address, clientIp, language, now) };
   }
 
@@ -121,11 +117,7 @@ export class ClaimsService implements OnModuleInit {
   ): Promise<ClaimAttemptView> {
     const id = uuidv7(now);
     const started = await this.verifications.start({ purpose: PURPOSE, address, subject: id, language, clientIp, about: 'agent_claim' }, now);
-    if (!started.started) {
-      throw new AppError('verification_rate_limited', 'Too many codes were sent to this address, from this client address, or today; no claim was started.', {
-        headers: { 'Retry-After': String(started.reason === 'daily_limit' ? Math.ceil((86_400_000 - (now % 86_400_000)) / 1000) : 3600) },
-      });
-    }
+    if (!started.started) throw codesRefused(started.reason, now, 'no claim was started');
     const userCode = Array.from({ length: 8 }, () => USER_CODE_ALPHABET[randomInt(USER_CODE_ALPHABET.length)]).join('');
     await this.store.insert({
       id,
@@ -146,7 +138,7 @@ export class ClaimsService implements OnModuleInit {
 
   /** What the page of an attempt shows; undefined for an id that is no attempt. */
   async facts(id: string): Promise<ClaimPageFacts | undefined> {
-    const attempt = isAttemptId(id) ? await this.store.attempt(id) : undefined;
+    const attempt = isCanonicalUuid(id) ? await this.store.attempt(id) : undefined;
     const registration = attempt && (await this.store.registrationOf(attempt.registrationId));
     if (!attempt || !registration) return undefined;
     return { registeredAt: registration.createdAt, open: attempt.status === 'pending' && attempt.expiresAt > Date.now() };
@@ -157,7 +149,7 @@ export class ClaimsService implements OnModuleInit {
    * one of the e-mailed code's 5 tries, a wrong user code too; the fifth ends the attempt.
    */
   async confirm(id: string, userCode: unknown, emailCode: unknown): Promise<{ outcome: ConfirmOutcome; triesLeft: number }> {
-    const attempt = isAttemptId(id) ? await this.store.attempt(id) : undefined;
+    const attempt = isCanonicalUuid(id) ? await this.store.attempt(id) : undefined;
     const now = Date.now();
     if (!attempt || attempt.status !== 'pending' || attempt.expiresAt <= now) return { outcome: 'ended', triesLeft: 0 };
     const typed = normaliseUserCode(userCode);
@@ -206,8 +198,4 @@ export class ClaimsService implements OnModuleInit {
   private userCodeMac(id: string, code: string): string {
     return this.box.mac(`${id}:${code}`, 'agent-claim-user-code').toString('hex');
   }
-}
-
-function isAttemptId(id: string): boolean {
-  return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(id);
 }

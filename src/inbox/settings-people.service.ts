@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { isCanonicalUuid } from '../database/uuid-v7.js';
 import type { Request, Response } from 'express';
 import { OPERATOR_SCOPES } from '../auth/scopes.js';
 import { PeopleService } from '../people/people.service.js';
@@ -12,7 +13,6 @@ import { field, Form } from './settings-forms.js';
 import { PageState, SettingsPage } from './settings-page.js';
 
 const LIST = '/inbox/settings/people';
-const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const NOTICES = { added: 'people.notice.added', role: 'people.notice.role', removed: 'people.notice.removed' } as const;
 
 /** The settings areas, each with the scopes its page needs (the API's for the same work; people and clients: admins). */
@@ -72,7 +72,7 @@ export class SettingsPeople {
 
   private async find(id: string): Promise<Person> {
     const canonical = id.toLowerCase();
-    const person = CANONICAL_UUID.test(canonical) ? await this.people.byId(canonical) : undefined;
+    const person = isCanonicalUuid(canonical) ? await this.people.byId(canonical) : undefined;
     if (!person) throw gone();
     return person;
   }

@@ -1,4 +1,5 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { isCanonicalUuid } from '../database/uuid-v7.js';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
@@ -165,7 +166,6 @@ export const LEAD_VIEW_COLUMNS = [
 export const SCREENING_COLUMNS = ['screening_verdict', 'screening_reasons', 'screening_decided_by', 'screening_decided_at'] as const;
 
 const COLUMNS = [...LEAD_VIEW_COLUMNS, ...SCREENING_COLUMNS].join(', ');
-const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** A row as the driver returns it: received_at in the driver's own form, the JSON columns as text. */
 type Row = Omit<LeadView, 'received_at' | 'legal_bases' | 'context' | 'screening'> & {
@@ -426,7 +426,7 @@ export class LeadReader implements OnModuleInit {
   async get(id: string): Promise<LeadView | null> {
     const canonical = id.toLowerCase();
     // Anything else is no lead's id; PostgreSQL would refuse it as a uuid rather than find nothing.
-    if (!CANONICAL_UUID.test(canonical)) return null;
+    if (!isCanonicalUuid(canonical)) return null;
     const [row] = (await this.dataSource.query(`SELECT ${COLUMNS} FROM leads WHERE id = ${this.dataSource.driver.createParameter('id', 0)}`, [
       canonical,
     ])) as Row[];

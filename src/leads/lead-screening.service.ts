@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { isCanonicalUuid } from '../database/uuid-v7.js';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Request } from 'express';
 import { DataSource, EntityTarget, ObjectLiteral } from 'typeorm';
@@ -24,7 +25,6 @@ export type Decision = (typeof DECISIONS)[number];
  */
 export type ReleasePart<T extends ObjectLiteral> = (lead: LeadView, releasedAt: Date) => readonly Partial<T>[];
 
-const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const COLUMNS = [...LEAD_VIEW_COLUMNS, ...SCREENING_COLUMNS].join(', ');
 
 /**
@@ -64,7 +64,7 @@ export class LeadScreeningService {
     const canonical = id.toLowerCase();
     // The operator client, or `person:<user id>` for a person of the inbox.
     const decidedBy = actorOf(req)!;
-    const result = CANONICAL_UUID.test(canonical) ? await this.transactions.run(() => this.steps(canonical, verdict, decidedBy, new Date())) : undefined;
+    const result = isCanonicalUuid(canonical) ? await this.transactions.run(() => this.steps(canonical, verdict, decidedBy, new Date())) : undefined;
     if (!result) throw new AppError('lead_not_found', 'No stored lead has this id.');
     if (result.announced) for (const listener of this.released) listener();
     auditScreening({

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { formFieldsOf } from '../body/request-body.js';
+import { pageFormOf } from '../body/request-body.js';
 import { AppConfig } from '../config/config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { AppError } from '../problem/app-error.js';
@@ -84,13 +84,7 @@ export class NotificationPages {
    * body that is neither (another media type, repeated fields, a file, not UTF-8).
    */
   private async form(req: Request, fields: string[]): Promise<Record<string, string | undefined>> {
-    let body: Record<string, string>;
-    try {
-      body = await formFieldsOf(req);
-    } catch (error) {
-      if (error instanceof AppError) throw new AppError('invalid_form', error.detail);
-      throw error;
-    }
+    const body = await pageFormOf(req);
     return Object.fromEntries(fields.map((field) => [field, body[field]]));
   }
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
 import { isUniqueViolation } from '../database/database-errors.js';
-import { uuidv7 } from '../database/uuid-v7.js';
+import { isCanonicalUuid, uuidv7 } from '../database/uuid-v7.js';
 import { OutboxStore } from '../outbox/outbox-store.js';
 import { Outbox } from '../outbox/outbox.service.js';
 import { AppError, invalidQuery } from '../problem/app-error.js';
@@ -15,7 +15,6 @@ import { CONFIRMATION_LIFETIME_MS, RecipientLinks, tokenHash } from './recipient
 /** Confirmation e-mails an address may get per day, creations and resends together, across instances. */
 export const CONFIRMATIONS_PER_DAY = 3;
 const DAY_MS = 24 * 3_600_000;
-const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const MESSAGE_ID = /^msg_[0-9a-f]{32}$/;
 const ATTEMPT_CURSOR = /^(\d{1,15})\.([0-9a-f-]{36})$/;
 const DEFAULT_PAGE = 50;
@@ -110,7 +109,7 @@ export class NotificationRecipientsService {
     let after: string | undefined;
     if (query.cursor !== undefined) {
       after = Buffer.from(query.cursor, 'base64url').toString('latin1');
-      if (!CANONICAL_UUID.test(after)) throw badCursor('Pass the next_cursor of a page of recipients, or start again without one.');
+      if (!isCanonicalUuid(after)) throw badCursor('Pass the next_cursor of a page of recipients, or start again without one.');
     }
     const rows = await this.recipients.page(limit + 1, after);
     const page = rows.slice(0, limit);
@@ -272,7 +271,7 @@ export class NotificationRecipientsService {
   private async find(id: string): Promise<NotificationRecipient> {
     // Any other id is no recipient's (and PostgreSQL would not be asked about a NUL).
     const canonical = id.toLowerCase();
-    const recipient = CANONICAL_UUID.test(canonical) ? await this.recipients.find(canonical) : undefined;
+    const recipient = isCanonicalUuid(canonical) ? await this.recipients.find(canonical) : undefined;
     if (!recipient) throw notFound();
     return recipient;
   }

@@ -1,4 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { isCanonicalUuid } from '../database/uuid-v7.js';
 import { domainToASCII } from 'node:url';
 import { Inject, Injectable } from '@nestjs/common';
 import { AppConfig } from '../config/config.js';
@@ -11,7 +12,6 @@ export const CONFIRMATION_LIFETIME_MS = 7 * 24 * 3_600_000;
 export const CONFIRM_PATH = '/notifications/confirm';
 export const UNSUBSCRIBE_PATH = '/notifications/unsubscribe';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const MAC_BYTES = 32;
 /** A link's token as the URL carries it (base64url); anything longer is no token of ours. */
 const TOKEN = /^[A-Za-z0-9_-]{20,128}$/;
@@ -60,7 +60,7 @@ export class RecipientLinks {
     if (raw.length !== 16 + MAC_BYTES) return undefined;
     const hex = raw.subarray(0, 16).toString('hex');
     const id = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-    return UUID.test(id) && timingSafeEqual(raw.subarray(16), this.unsubscribeMac(id)) ? id : undefined;
+    return isCanonicalUuid(id) && timingSafeEqual(raw.subarray(16), this.unsubscribeMac(id)) ? id : undefined;
   }
 
   /** The counter key of an address's confirmation e-mails in the shared rate-limit store: one per mailbox (mailboxOf). */

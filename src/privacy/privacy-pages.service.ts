@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { formFieldsOf } from '../body/request-body.js';
+import { pageFormOf } from '../body/request-body.js';
 import { AppConfig } from '../config/config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { AppError } from '../problem/app-error.js';
@@ -64,7 +64,7 @@ export class PrivacyPages {
 
   async start(req: Request, res: Response): Promise<void> {
     this.checkOrigin(req);
-    const form = await this.form(req);
+    const form = await pageFormOf(req);
     const lang = languageOf(req, form.lang);
     try {
       const receipt = await this.requests.create(
@@ -84,7 +84,7 @@ export class PrivacyPages {
 
   async verify(id: string, req: Request, res: Response): Promise<void> {
     this.checkOrigin(req);
-    const form = await this.form(req);
+    const form = await pageFormOf(req);
     const lang = languageOf(req, form.lang);
     let result;
     try {
@@ -110,18 +110,8 @@ export class PrivacyPages {
 
   async download(id: string, req: Request, res: Response): Promise<void> {
     this.checkOrigin(req);
-    const form = await this.form(req);
+    const form = await pageFormOf(req);
     await this.requests.download(id, form.download_token, req, res);
-  }
-
-  /** The form's fields, or invalid_form for a body that is no form (another media type, a field twice, not UTF-8). */
-  private async form(req: Request): Promise<Record<string, string | undefined>> {
-    try {
-      return await formFieldsOf(req);
-    } catch (error) {
-      if (error instanceof AppError) throw new AppError('invalid_form', error.detail);
-      throw error;
-    }
   }
 
   private checkOrigin(req: Request): void {

@@ -6,7 +6,7 @@ import { APP_CONFIG } from '../config/config.module.js';
 import { maskAddress, parsePrivacyRequest, parseVerification, PrivacyRequestType } from '../data-subject/data-subject-request.js';
 import { DataSubjectRequestsStore, SelfServiceRequest } from '../data-subject/data-subject-requests.store.js';
 import { AccessPage, DataSubjectService, ErasureReceipt, RevocationReceipt } from '../data-subject/data-subject.service.js';
-import { uuidv7 } from '../database/uuid-v7.js';
+import { isCanonicalUuid, uuidv7 } from '../database/uuid-v7.js';
 import { languageOf } from '../docs/person-page.js';
 import { foldEmail } from '../leads/lead-rules.js';
 import { LeadExportService } from '../leads/lead-export.service.js';
@@ -17,7 +17,8 @@ import { clientIp } from '../request/client-ip.js';
 import { CaptchaVerifier } from '../screening/captcha-verifier.js';
 import { captchaEvidenceOf } from '../screening/lead-evidence.js';
 import { SecretBox } from '../secrets/secret-box.js';
-import { CODE_LIFETIME_MS, VerificationService } from '../verification/verification.service.js';
+import { CODE_LIFETIME_MS, codesRefused, VerificationService } from '../verification/verification.service.js';
+import { LEAD_DATA_EVENTS } from '../webhooks/webhook-events.js';
 import { WebhooksService } from '../webhooks/webhooks.service.js';
 import { PrivacyDataQuery } from './privacy-data.query.js';
 import { DataRecipient, PrivacySummary, SummaryTally } from './privacy-summary.js';
@@ -26,7 +27,6 @@ import { DataRecipient, PrivacySummary, SummaryTally } from './privacy-summary.j
 const PURPOSE = 'privacy_request';
 /** How long the download token of an access request reads the pages and the CSV. */
 export const DOWNLOAD_LIFETIME_MS = 3_600_000;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 /** Notification recipients read for the summary's list of who received data, at most. */
 const RECIPIENTS_MAX = 200;
 
@@ -108,12 +108,7 @@ export class PrivacyRequestsService {
       },
       now,
     );
-    if (!started.started) {
-      const retryAfter = started.reason === 'daily_limit' ? Math.ceil((86_400_000 - (now % 86_400_000)) / 1000) : 3600;
-      throw new AppError('verification_rate_limited', 'Too many codes were sent to this address, from this client address, or today; nothing was sent.', {
-        headers: { 'Retry-After': String(retryAfter) },
-      });
-    }
+    if (!started.started) throw codesRefused(started.reason, now, 'nothing was sent');
     const expiresAt = now + CODE_LIFETIME_MS;
     await this.requests.insertSelfService({
       id,
@@ -205,7 +200,7 @@ export class PrivacyRequestsService {
         headers: { 'WWW-Authenticate': 'Bearer realm="privacy-request", error="invalid_token"' },
       });
     const token = /^Bearer ([\w-]{1,200})$/.exec(authorization ?? '')?.[1];
-    const request = token && UUID.test(id) ? await this.requests.findSelfService(id) : undefined;
+    const request = token && isCanonicalUuid(id) ? await this.requests.findSelfService(id) : undefined;
     if (!token || !request || request.downloadHash === null || request.addressSealed === null || (request.downloadExpiresAt ?? 0) <= Date.now()) throw refuse();
     if (!timingSafeEqual(Buffer.from(sha256(token), 'hex'), Buffer.from(request.downloadHash, 'hex'))) throw refuse();
     return foldEmail(this.box.open(request.addressSealed, sealContext(id)));
@@ -213,7 +208,7 @@ export class PrivacyRequestsService {
 
   /** A request that may still be verified: unknown ids 404, a locked one 409, an expired one 410, a done one 409. */
   private async open(id: string, now: number): Promise<SelfServiceRequest> {
-    const request = UUID.test(id) ? await this.requests.findSelfService(id) : undefined;
+    const request = isCanonicalUuid(id) ? await this.requests.findSelfService(id) : undefined;
     if (!request) throw new AppError('privacy_request_not_found', 'No privacy request has this id.');
     if (request.status === 'locked') throw locked();
     if (request.status !== 'identity_unverified') throw verifiedAlready();
@@ -239,9 +234,9 @@ export class PrivacyRequestsService {
     const tally = new SummaryTally();
     tally.add(first.data);
     for (let cursor = first.next_cursor; cursor !== null;) {
-      const page = await this.dataSubject.accessPage(email, cursor, { clientId: null, requestId: first.request_id }, false);
+      const page = await this.dataSubject.leadsOf(email, cursor);
       tally.add(page.data);
-      cursor = page.next_cursor;
+      cursor = page.nextCursor;
     }
     return tally.result(await this.recipientsOfData());
   }
@@ -252,7 +247,7 @@ export class PrivacyRequestsService {
    */
   private async recipientsOfData(): Promise<DataRecipient[]> {
     const endpoints = (await this.webhooks.list()).data
-      .filter((endpoint) => endpoint.status === 'enabled' && endpoint.events.some((event) => event === 'lead.received' || event === 'lead.held'))
+      .filter((endpoint) => endpoint.status === 'enabled' && endpoint.events.some((event) => LEAD_DATA_EVENTS.includes(event)))
       .map((endpoint): DataRecipient => ({ kind: 'webhook_endpoint', name: endpoint.description || new URL(endpoint.url).host }));
     const mailboxes = (await this.recipients.page(RECIPIENTS_MAX))
       .filter((recipient) => recipient.status === 'confirmed' && recipient.includePersonalData)

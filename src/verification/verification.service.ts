@@ -1,6 +1,7 @@
 import { createHash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { AppConfig } from '../config/config.js';
+import { AppError } from '../problem/app-error.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import type { Steps } from '../database/step-transaction.js';
 import { uuidv7 } from '../database/uuid-v7.js';
@@ -67,6 +68,17 @@ export interface StartRequest {
 export type StartOutcome = { started: true; token: string; id: string } | { started: false; reason: 'client_limit' | 'address_limit' | 'daily_limit' };
 /** `usedMeanwhile`: the code was right, but a try at the same moment used it first (a double click). */
 export type CheckOutcome = { verified: true; subject: string } | { verified: false; triesLeft: number; usedMeanwhile?: true };
+
+/**
+ * The 429 of a start the limits refused (`verification_rate_limited`), for the public starts (privacy requests, claims):
+ * retry at the next UTC day for the daily cap, else within the hour the address and client limits count.
+ */
+export function codesRefused(reason: Extract<StartOutcome, { started: false }>['reason'], now: number, nothing: string): AppError {
+  const retryAfter = reason === 'daily_limit' ? Math.ceil((DAY_MS - (now % DAY_MS)) / 1000) : HOUR_MS / 1000;
+  return new AppError('verification_rate_limited', `Too many codes were sent to this address, from this client address, or today; ${nothing}.`, {
+    headers: { 'Retry-After': String(retryAfter) },
+  });
+}
 
 const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
 

@@ -15,7 +15,7 @@ export const DEFAULT_EVENT_TYPES: readonly string[] = EVENT_TYPES.filter((type) 
 export const TEST_EVENT = 'webhook.test';
 
 /** The events that carry a lead's data to a receiver; such a receiver must also be told when that data goes. */
-const LEAD_DATA_EVENTS = ['lead.received', 'lead.held'];
+export const LEAD_DATA_EVENTS: readonly string[] = ['lead.received', 'lead.held'];
 const LEAD_DATA_GONE_EVENTS = ['lead.erased', 'consent.revoked'];
 
 /**

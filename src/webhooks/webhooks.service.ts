@@ -3,7 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
 import { AppConfig } from '../config/config.js';
 import { APP_CONFIG } from '../config/config.module.js';
-import { uuidv7 } from '../database/uuid-v7.js';
+import { isCanonicalUuid, uuidv7 } from '../database/uuid-v7.js';
 import { OutboxMessage } from '../outbox/outbox-message.entity.js';
 import { OutboxStore } from '../outbox/outbox-store.js';
 import { Outbox } from '../outbox/outbox.service.js';
@@ -19,7 +19,6 @@ import { WebhookResolver } from './webhook-tokens.js';
 
 /** How long the previous secret keeps signing beside the new one after a rotation. */
 export const ROTATION_GRACE_MS = 24 * 3_600_000;
-const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const MESSAGE_ID = /^msg_[0-9a-f]{32}$/;
 const CURSOR = /^(\d{1,15})\.([0-9a-f-]{36})$/;
 /** How long a host's lookup may take when an endpoint is created or changed. */
@@ -239,7 +238,7 @@ export class WebhooksService implements OnModuleInit {
   /** Any other id is no endpoint's (and PostgreSQL would not be asked about a NUL). */
   private canonical(id: string): string {
     const canonical = id.toLowerCase();
-    if (!CANONICAL_UUID.test(canonical)) throw notFound();
+    if (!isCanonicalUuid(canonical)) throw notFound();
     return canonical;
   }
 
