@@ -1,9 +1,9 @@
 // Which folders may import which (`npm run lint:deps`, in CI). The layers, bottom up:
-//   foundations: config, logging, problem, request, body, server, database: know nothing of any feature;
+//   foundations: config, logging, problem, request, body, server, database, telemetry: know nothing of any feature;
 //   features: one folder per module (leads, sandbox, identity, oauth, auth, rate-limit, ...), wired by their *.module.ts;
 //   app: app.module.ts, app.setup.ts and main.ts put them together.
 // The CLI (cli/) runs on the user's machine: it may take pure rules from src/ but nothing that pulls in Nest.
-const FOUNDATIONS = '^src/(config|logging|problem|request|body|server|database)/';
+const FOUNDATIONS = '^src/(config|logging|problem|request|body|server|database|telemetry)/';
 const FEATURES =
   '^src/(auth|cli-download|discovery|docs|forms|graphql|identity|leads|mail|mcp|meta|notifications|oauth|outbox|rate-limit|sandbox|screening|site|versioning)/';
 const SPECS = '\\.spec\\.(ts|mjs)$';

@@ -7,9 +7,13 @@
 // on CPU 0 alone; each pair's ratio this ÷ FILE of req/s and of CPU time per request, the medians with their spread
 // (min–max) and, with --bar, the verdict: met, not met, or inconclusive when the spread crosses the bar. Prints a
 // Markdown block for bench/RESULTS.md. Defaults there: 5 pairs of 20 s after 3 s of warm-up, fewer is not the method.
+// --env KEY=VALUE (repeatable) sets a variable for this build's service, --against-env for FILE's: with FILE this same
+// build, the paired cost of a setting (`--against dist/server.mjs --env METRICS_PORT=0`). OTEL_EXPORTER_OTLP_ENDPOINT=sink
+// points a side at an OTLP/HTTP sink the bench runs itself, which answers every export at once.
 // SQLite by default; with TEST_DATABASE_URL the service runs on PostgreSQL (the baseline always stays on SQLite).
 // The lead scenario also runs the baseline with GROUP_COMMIT=1 (one commit per event-loop turn, as the service does).
 import { spawn, spawnSync } from 'node:child_process';
+import { createServer } from 'node:http';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { freePort } from '../scripts/free-port.mjs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -43,6 +47,8 @@ function parseArgs(argv) {
     out: join(ROOT, 'bench/RESULTS.md'),
     against: undefined,
     bar: undefined,
+    env: {},
+    againstEnv: {},
   };
   const given = new Set();
   for (let i = 0; i < argv.length; i++) {
@@ -70,6 +76,14 @@ function parseArgs(argv) {
       case '--against':
         options.against = resolve(value());
         break;
+      case '--env':
+      case '--against-env': {
+        const pair = argv[i].includes('=') && inline !== undefined ? argv[i].slice(flag.length + 1) : value();
+        const at = pair.indexOf('=');
+        if (at < 1) throw new Error(`${flag} needs KEY=VALUE`);
+        options[flag === '--env' ? 'env' : 'againstEnv'][pair.slice(0, at)] = pair.slice(at + 1);
+        break;
+      }
       case '--bar':
         options.bar = Number(value());
         if (!(options.bar > 0)) throw new Error('--bar needs a positive ratio, such as 0.95');
@@ -109,8 +123,21 @@ async function loadAutocannon() {
 
 const hasTaskset = spawnSync('taskset', ['-V']).status === 0 && cpus().length > 1;
 
+let sink;
+/** An OTLP/HTTP collector that takes every export and keeps nothing (one per bench run): what tracing costs the service alone. */
+async function otlpSink() {
+  sink ??= await new Promise((resolveSink) => {
+    const server = createServer((req, res) => req.resume().on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{}')));
+    server.listen(0, '127.0.0.1', () => {
+      server.unref();
+      resolveSink(`http://127.0.0.1:${server.address().port}`);
+    });
+  });
+  return sink;
+}
+
 /** Spawns a server (pinned to CPU 0 when taskset is there), waits for its first healthy answer. */
-async function startServer(kind, script = kind === 'service' ? SERVICE : BASELINE) {
+async function startServer(kind, script = kind === 'service' ? SERVICE : BASELINE, extraEnv = {}) {
   const port = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), `bench-${kind}-`));
   const base = `http://127.0.0.1:${port}`;
@@ -126,6 +153,7 @@ async function startServer(kind, script = kind === 'service' ? SERVICE : BASELIN
       RATE_LIMIT_REGISTRATION: '100000000/1s',
       RATE_LIMIT_TOKEN: '100000000/1s',
     });
+    for (const [key, value] of Object.entries(extraEnv)) env[key] = key === 'OTEL_EXPORTER_OTLP_ENDPOINT' && value === 'sink' ? await otlpSink() : value;
     if (process.env.TEST_DATABASE_URL) {
       env.DATABASE_URL = process.env.TEST_DATABASE_URL;
       // Required on PostgreSQL. One fixed key for every run: they share the schema, and the signing keys the first sealed.
@@ -328,7 +356,7 @@ async function prepareLoad(scenario, kind, server, opts) {
 }
 
 async function measure(autocannon, scenario, kind, opts) {
-  const server = await startServer(kind);
+  const server = await startServer(kind, undefined, kind === 'service' ? opts.env : {});
   try {
     const common = await prepareLoad(scenario, kind, server, opts);
     if (opts.warmup > 0) await runLoad(autocannon, { ...common, duration: opts.warmup });
@@ -352,7 +380,7 @@ async function measure(autocannon, scenario, kind, opts) {
 
 /** One side of a pair: a fresh process on CPU 0 alone, loaded after its warm-up; req/s, p99 and CPU µs per request. */
 async function measureAlone(autocannon, scenario, kind, script, opts) {
-  const server = await startServer(kind, script);
+  const server = await startServer(kind, script, kind === 'this' ? opts.env : kind === 'against' ? opts.againstEnv : {});
   try {
     const load = await prepareLoad(scenario, kind, server, opts);
     if (opts.warmup > 0) await runLoad(autocannon, { ...load, duration: opts.warmup });

@@ -23,6 +23,7 @@ import { LeadReviewIndexes1766100000000 } from './1766100000000-lead-review-inde
 import { OutboxSubscriberChanges1766110000000 } from './1766110000000-outbox-subscriber-changes.js';
 import { SelfServiceRequests1766200000000 } from './1766200000000-self-service-requests.js';
 import { AgentClaims1766300000000 } from './1766300000000-agent-claims.js';
+import { OutboxTraceContext1766400000000 } from './1766400000000-outbox-trace-context.js';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -48,4 +49,5 @@ export const MIGRATIONS = [
   OutboxSubscriberChanges1766110000000,
   SelfServiceRequests1766200000000,
   AgentClaims1766300000000,
+  OutboxTraceContext1766400000000,
 ];

@@ -31,6 +31,7 @@ import { RateLimitModule } from './rate-limit/rate-limit.module.js';
 import { SandboxModule } from './sandbox/sandbox.module.js';
 import { SecretsModule } from './secrets/secrets.module.js';
 import { SiteModule } from './site/site.module.js';
+import { TelemetryModule } from './telemetry/telemetry.module.js';
 import { DeprecationMiddleware } from './versioning/deprecation.middleware.js';
 import { WebhooksModule } from './webhooks/webhooks.module.js';
 
@@ -41,6 +42,7 @@ export class AppModule implements NestModule {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
+        TelemetryModule,
         SecretsModule,
         ProblemModule,
         DatabaseModule.forRoot(config),

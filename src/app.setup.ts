@@ -18,6 +18,10 @@ import { PrototypedExpressAdapter } from './server/express-adapter.js';
 import { type Refusal, strictRequests } from './server/strict-requests.js';
 import { createLogger, logDestination, NestPinoLogger, requestLogging } from './logging/logger.js';
 import { buildProblem, PROBLEM_MEDIA_TYPE } from './problem/problem.js';
+import { httpTelemetry } from './telemetry/http-telemetry.js';
+import { Metrics } from './telemetry/metrics.js';
+import { TRACING } from './telemetry/telemetry.module.js';
+import type { Tracing } from './telemetry/tracing.js';
 
 /** Headers a web form or agent on another origin may read. */
 const EXPOSED_HEADERS = [
@@ -47,13 +51,17 @@ export const serverTimeouts = (config: AppConfig) => ({
  * may pass a root module that imports AppModule beside routes of its own.
  */
 export async function createApp(config: AppConfig, root: DynamicModule = AppModule.forRoot(config)): Promise<NestExpressApplication> {
-  const logger = createLogger(config.logLevel, await logDestination(config.logFormat));
+  const traced = config.observability.tracing !== null;
+  const logger = createLogger(config.logLevel, await logDestination(config.logFormat), traced);
   const app = await NestFactory.create<NestExpressApplication>(root, new PrototypedExpressAdapter(), { bodyParser: false, logger: new NestPinoLogger(logger) });
   app.set('trust proxy', config.trustProxy);
   app.set(IPV6_PREFIX_SETTING, config.ipv6PrefixLength);
   app.set('x-powered-by', false);
   app.set('etag', false);
-  app.use(requestLogging(logger));
+  // First: it times the whole request, and its span is the one the rest of the request runs in.
+  const telemetry = httpTelemetry(config.observability.metrics ? app.get(Metrics) : null, app.get<Tracing | null>(TRACING));
+  if (telemetry) app.use(telemetry);
+  app.use(requestLogging(logger, traced));
   app.use(
     fixedHeaders({
       contentSecurityPolicy: {

@@ -8,6 +8,7 @@ import { createApp, serverTimeouts } from './app.setup.js';
 import { ConfigError, loadConfig } from './config/config.js';
 import { startLine, stopLine } from './logging/lifecycle.js';
 import { MAILER, type Mailer } from './mail/mailer.js';
+import { MetricsServer } from './telemetry/metrics.server.js';
 
 const logger = new Logger('Server');
 
@@ -24,7 +25,7 @@ async function main(): Promise<void> {
   const server = app.getHttpServer() as Server;
   Object.assign(server, serverTimeouts(config));
   await app.listen(config.port);
-  logger.log(startLine(config, (server.address() as AddressInfo).port, app.get<Mailer>(MAILER).destination));
+  logger.log(startLine(config, (server.address() as AddressInfo).port, app.get<Mailer>(MAILER).destination, app.get(MetricsServer).address()));
   // A second signal while stopping is not caught again: it ends the process at once (Ctrl+C twice).
   for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.once(signal, () => void stop(app, signal));
 }

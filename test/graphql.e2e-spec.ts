@@ -26,7 +26,8 @@ const SCHEMA_FILE = 'src/graphql/schema.graphql';
 const BODY_LIMIT = 32 * 1024;
 const MAX_QUERY_LENGTH = 8192;
 
-const HEALTH_QUERY = '{ health { status version checks { database redis } webhooks { pending oldest_pending_age_seconds } } }';
+const HEALTH_QUERY =
+  '{ health { status reasons version checks { database redis } outbox { channel pending oldest_pending_age_seconds } webhooks { pending oldest_pending_age_seconds } } }';
 const SITE_QUERY = `{
   site {
     brand company phone
@@ -128,10 +129,12 @@ describe('GraphQL: POST /api/v1/graphql', () => {
       expect(rest.status).toBe(200);
       const { health } = await data(HEALTH_QUERY);
       // The schema always has the `redis` field; REST leaves it out when Redis is not configured.
-      expect(health).toEqual({ ...rest.body, checks: { redis: null, ...rest.body.checks } });
+      const outbox = Object.entries(rest.body.outbox).map(([channel, backlog]) => ({ channel, ...(backlog as object) }));
+      expect(health).toEqual({ ...rest.body, reasons: null, outbox, checks: { redis: null, ...rest.body.checks } });
       expect(health.status).toBe('ok');
       const { health: without } = await data('{ health { status version checks { database } webhooks { pending oldest_pending_age_seconds } } }');
-      expect(without).toEqual(rest.body);
+      const { outbox: _outbox, ...withoutOutbox } = rest.body;
+      expect(without).toEqual(withoutOutbox);
     });
 
     it('site equals the body of GET /api/v1/info, every field', async () => {

@@ -30,7 +30,14 @@ describe('meta: health, info, CORS, security headers, request ids', () => {
       expect(res.status).toBe(200);
       expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
       expect(res.headers['cache-control']).toBe('no-store');
-      expect(res.body).toEqual({ status: 'ok', version: VERSION, checks: { database: 'up' }, webhooks: { pending: 0, oldest_pending_age_seconds: null } });
+      const none = { pending: 0, oldest_pending_age_seconds: null };
+      expect(res.body).toEqual({
+        status: 'ok',
+        version: VERSION,
+        checks: { database: 'up' },
+        outbox: { webhook: none, email: none, verification_email: none },
+        webhooks: none,
+      });
     });
 
     it('answers HEAD with the headers of GET and no body', async () => {
@@ -295,7 +302,14 @@ describe('with the database down', () => {
       instance: '/api/v1/health',
       request_id: 'health-down-1',
     });
-    expect(res.body.health).toEqual({ status: 'degraded', version: VERSION, checks: { database: 'down' }, webhooks: null });
+    expect(res.body.health).toEqual({
+      status: 'degraded',
+      reasons: ['database_down'],
+      version: VERSION,
+      checks: { database: 'down' },
+      outbox: null,
+      webhooks: null,
+    });
   });
 
   it('POST /api/v1/lead answers 503 service_unavailable with Retry-After, never 500', async () => {

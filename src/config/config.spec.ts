@@ -84,6 +84,7 @@ describe('loadConfig', () => {
           production: false,
         },
         notifyDigestAt: { hour: 8, minute: 0 },
+        observability: { metrics: null, outboxDegradedAfterMs: 900_000, tracing: null },
         secretsKey: undefined,
         webhooks: {
           retrySchedule: [5000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],
@@ -764,6 +765,56 @@ describe('loadConfig', () => {
 
     it.each(['24:00', '8:00', '08:60', '0800', '08:00:00', '8am', '-1:00'])('refuses %j', (value) => {
       expectRefused('NOTIFY_DIGEST_AT', value);
+    });
+  });
+
+  describe('observability', () => {
+    it('has no metrics listener and no tracing by default, and degrades health after 15 minutes of backlog', () => {
+      expect(loadConfig({}).observability).toEqual({ metrics: null, outboxDegradedAfterMs: 900_000, tracing: null });
+    });
+
+    it('reads the metrics listener, loopback unless METRICS_HOST says otherwise', () => {
+      expect(loadConfig({ METRICS_PORT: '9464' }).observability.metrics).toEqual({ port: 9464, host: '127.0.0.1' });
+      expect(loadConfig({ METRICS_PORT: '0', METRICS_HOST: '0.0.0.0' }).observability.metrics).toEqual({ port: 0, host: '0.0.0.0' });
+    });
+
+    it('turns tracing on with an OTLP endpoint, with the standard sampler and batch variables', () => {
+      expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }).observability.tracing).toEqual({
+        sampler: { kind: 'parentbased_always_on', ratio: 1 },
+        propagateToWebhooks: true,
+        batch: { scheduledDelayMillis: 5000, maxQueueSize: 2048, maxExportBatchSize: 512, exportTimeoutMillis: 30_000 },
+      });
+      const tuned = loadConfig({
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://collector.example/v1/traces',
+        OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+        OTEL_TRACES_SAMPLER_ARG: '0.25',
+        OTEL_BSP_SCHEDULE_DELAY: '100',
+        WEBHOOK_PROPAGATE_TRACE: 'false',
+      }).observability.tracing;
+      expect(tuned).toMatchObject({
+        sampler: { kind: 'parentbased_traceidratio', ratio: 0.25 },
+        propagateToWebhooks: false,
+        batch: { scheduledDelayMillis: 100 },
+      });
+      expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SDK_DISABLED: 'true' }).observability.tracing).toBeNull();
+      expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_TRACES_EXPORTER: 'none' }).observability.tracing).toBeNull();
+    });
+
+    it('refuses the public port for metrics', () => {
+      expect(() => loadConfig({ PORT: '8080', METRICS_PORT: '8080' })).toThrow('METRICS_PORT must differ from PORT');
+    });
+
+    it.each([
+      ['METRICS_PORT', '70000'],
+      ['METRICS_PORT', 'metrics'],
+      ['OUTBOX_DEGRADED_AFTER', '15'],
+      ['OUTBOX_DEGRADED_AFTER', '0s'],
+      ['OTEL_EXPORTER_OTLP_ENDPOINT', 'collector:4318'],
+      ['OTEL_TRACES_SAMPLER', 'sometimes'],
+      ['OTEL_TRACES_SAMPLER_ARG', '2'],
+      ['WEBHOOK_PROPAGATE_TRACE', 'maybe'],
+    ])('refuses %s=%s', (name, value) => {
+      expectRefused(name, value);
     });
   });
 });

@@ -114,8 +114,38 @@ export interface AppConfig {
   secretsKey?: Buffer;
   /** The inbox (issue 35): how long its sessions last. */
   inbox: InboxConfig;
+  /** What the people who run the service see (docs/decisions/0042-observability.md). */
+  observability: ObservabilityConfig;
   version: string;
 }
+
+export interface ObservabilityConfig {
+  /** The Prometheus listener (METRICS_PORT, METRICS_HOST); null: no listener, and Node's own metrics are not collected. */
+  metrics: { port: number; host: string } | null;
+  /** Health is degraded while an enabled subscriber's oldest pending delivery is older than this (OUTBOX_DEGRADED_AFTER). */
+  outboxDegradedAfterMs: number;
+  /** OTLP/HTTP trace export, on when OTEL_EXPORTER_OTLP_ENDPOINT (or its _TRACES_ form) is set; null: off. */
+  tracing: TracingConfig | null;
+}
+
+export interface TracingConfig {
+  /** OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG, as the OpenTelemetry specification names them. */
+  sampler: { kind: TraceSampler; ratio: number };
+  /** Whether webhook deliveries carry `traceparent` (WEBHOOK_PROPAGATE_TRACE, default true). */
+  propagateToWebhooks: boolean;
+  /** The batch span processor's OTEL_BSP_* settings (the specification's defaults). */
+  batch: { scheduledDelayMillis: number; maxQueueSize: number; maxExportBatchSize: number; exportTimeoutMillis: number };
+}
+
+export const TRACE_SAMPLERS = [
+  'always_on',
+  'always_off',
+  'traceidratio',
+  'parentbased_always_on',
+  'parentbased_always_off',
+  'parentbased_traceidratio',
+] as const;
+export type TraceSampler = (typeof TRACE_SAMPLERS)[number];
 
 export interface InboxConfig {
   /** A session unused this long ends (INBOX_IDLE_TIMEOUT, default 8h), in milliseconds. */
@@ -310,6 +340,7 @@ export function loadConfig(env: Env = process.env, stdoutIsTerminal = process.st
     notifyDigestAt: parseClockTime('NOTIFY_DIGEST_AT', value('NOTIFY_DIGEST_AT') ?? '08:00'),
     secretsKey: parseSecretsKey(value('SECRETS_KEY')),
     inbox: parseInbox(value),
+    observability: parseObservability(value, port),
     version: packageVersion(),
   });
 }
@@ -322,6 +353,48 @@ function parseInbox(value: (name: string) => string | undefined): InboxConfig {
     idleTimeoutMs,
     sessionLifetimeMs,
     verificationMailDailyLimit: parseInteger('VERIFICATION_MAIL_DAILY_LIMIT', value('VERIFICATION_MAIL_DAILY_LIMIT'), 500, 0, 1_000_000),
+  });
+}
+
+function parseObservability(value: (name: string) => string | undefined, port: number): ObservabilityConfig {
+  const metricsPort = value('METRICS_PORT');
+  let metrics: ObservabilityConfig['metrics'] = null;
+  if (metricsPort !== undefined) {
+    const n = Number(metricsPort);
+    if (!/^\d+$/.test(metricsPort) || n > 65535) throw new ConfigError('METRICS_PORT', 'must be an integer from 0 to 65535');
+    // Never on the public port: the metrics say how much traffic, refusals and backlog there is.
+    if (n !== 0 && n === port) throw new ConfigError('METRICS_PORT', 'must differ from PORT: metrics are never served on the public port');
+    const host = value('METRICS_HOST') ?? '127.0.0.1';
+    if (isIP(host) === 0 && !/^[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252})$/.test(host)) throw new ConfigError('METRICS_HOST', 'must be an IP address or a host name');
+    metrics = { port: n, host };
+  }
+  // The standard variables (opentelemetry.io/docs/specs/otel/configuration/sdk-environment-variables/): the exporter
+  // itself reads the OTLP ones (endpoint, headers, timeout, compression).
+  const endpoint = value('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT') ?? value('OTEL_EXPORTER_OTLP_ENDPOINT');
+  if (endpoint !== undefined) parseUrl('OTEL_EXPORTER_OTLP_ENDPOINT', endpoint, ['http:', 'https:']);
+  const off = value('OTEL_SDK_DISABLED')?.toLowerCase() === 'true' || value('OTEL_TRACES_EXPORTER')?.toLowerCase() === 'none';
+  const kind = (value('OTEL_TRACES_SAMPLER')?.toLowerCase() ?? 'parentbased_always_on') as TraceSampler;
+  if (!TRACE_SAMPLERS.includes(kind)) throw new ConfigError('OTEL_TRACES_SAMPLER', `must be one of ${TRACE_SAMPLERS.join(', ')}`);
+  const ratioRaw = value('OTEL_TRACES_SAMPLER_ARG');
+  const ratio = ratioRaw === undefined ? 1 : Number(ratioRaw);
+  if (!(ratio >= 0 && ratio <= 1)) throw new ConfigError('OTEL_TRACES_SAMPLER_ARG', 'must be a number from 0 to 1');
+  const propagateToWebhooks = parseBoolean('WEBHOOK_PROPAGATE_TRACE', value('WEBHOOK_PROPAGATE_TRACE'), true);
+  return Object.freeze({
+    metrics,
+    outboxDegradedAfterMs: parseDuration('OUTBOX_DEGRADED_AFTER', value('OUTBOX_DEGRADED_AFTER') ?? '15m', 1000, 30 * DAY_MS),
+    tracing:
+      endpoint === undefined || off
+        ? null
+        : {
+            sampler: { kind, ratio },
+            propagateToWebhooks,
+            batch: {
+              scheduledDelayMillis: parseInteger('OTEL_BSP_SCHEDULE_DELAY', value('OTEL_BSP_SCHEDULE_DELAY'), 5000, 1, 3_600_000),
+              maxQueueSize: parseInteger('OTEL_BSP_MAX_QUEUE_SIZE', value('OTEL_BSP_MAX_QUEUE_SIZE'), 2048, 1, 1_000_000),
+              maxExportBatchSize: parseInteger('OTEL_BSP_MAX_EXPORT_BATCH_SIZE', value('OTEL_BSP_MAX_EXPORT_BATCH_SIZE'), 512, 1, 1_000_000),
+              exportTimeoutMillis: parseInteger('OTEL_BSP_EXPORT_TIMEOUT', value('OTEL_BSP_EXPORT_TIMEOUT'), 30_000, 1, 3_600_000),
+            },
+          },
   });
 }
 

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { Step, StepTransactions } from '../database/step-transaction.js';
+import { Metrics } from '../telemetry/metrics.js';
 
 export type RequestStatus = 'identity_unverified' | 'verified' | 'completed' | 'locked';
 /** What the queue shows: `expired` is an unverified request past its `expires_at`. */
@@ -49,6 +50,7 @@ export interface QueueEntry {
   email_masked: string | null;
 }
 
+const time = (value: unknown) => (value === null || value === undefined ? null : Number(value));
 const iso = (value: unknown) => (value === null || value === undefined ? null : new Date(Number(value)).toISOString());
 
 /**
@@ -59,8 +61,31 @@ const iso = (value: unknown) => (value === null || value === undefined ? null : 
 export class DataSubjectRequestsStore {
   readonly sql: StepTransactions;
 
-  constructor(@InjectDataSource() dataSource: DataSource) {
+  constructor(@InjectDataSource() dataSource: DataSource, metrics: Metrics) {
     this.sql = new StepTransactions(dataSource);
+    metrics.onScrape(
+      'data_subject_requests_open',
+      async () => {
+        const now = Date.now();
+        const { open, oldestVerifiedAt, earliestDueAt } = await this.openSummary();
+        metrics.dataSubjectRequestsOpen.set(open);
+        metrics.dataSubjectRequestsOldestAge.set(oldestVerifiedAt === null ? 0 : Math.max(0, (now - oldestVerifiedAt) / 1000));
+        metrics.dataSubjectRequestsNextDue.set(earliestDueAt === null ? 0 : (earliestDueAt - now) / 1000);
+      },
+      () => {
+        metrics.dataSubjectRequestsOpen.reset();
+        metrics.dataSubjectRequestsOldestAge.reset();
+        metrics.dataSubjectRequestsNextDue.reset();
+      },
+    );
+  }
+
+  /** Requests verified and not completed: how many, the oldest verification and the earliest due date. */
+  async openSummary(): Promise<{ open: number; oldestVerifiedAt: number | null; earliestDueAt: number | null }> {
+    const [row] = await this.sql.query<{ n: unknown; oldest: unknown; due: unknown }>(
+      "SELECT COUNT(*) AS n, MIN(verified_at) AS oldest, MIN(due_at) AS due FROM data_subject_requests WHERE status = 'verified'",
+    );
+    return { open: Number(row.n), oldestVerifiedAt: time(row.oldest), earliestDueAt: time(row.due) };
   }
 
   private p(n: number): string {
@@ -124,7 +149,6 @@ export class DataSubjectRequestsStore {
       [id],
     );
     if (!row) return undefined;
-    const time = (value: unknown) => (value === null ? null : Number(value));
     return {
       id: String(row.id),
       type: String(row.type),

@@ -3,7 +3,7 @@ import { Args, Context, Query, Resolver } from '@nestjs/graphql';
 import type { Request } from 'express';
 import { DocPage, DocsService } from '../docs/docs.service.js';
 import type { LeadView } from '../leads/lead-reader.service.js';
-import { HealthReport, HealthService } from '../meta/health.service.js';
+import { ChannelBacklog, HealthReport, HealthService } from '../meta/health.service.js';
 import { SiteInfo, SiteService } from '../site/site.service.js';
 import { GraphqlErrorsFilter } from './graphql-errors.filter.js';
 import { GraphqlLeadsService, LeadConnection, LeadsArgs } from './graphql-leads.service.js';
@@ -19,9 +19,11 @@ export class QueryResolver {
     private readonly leadsService: GraphqlLeadsService,
   ) {}
 
+  /** REST's report, with the per-channel backlog as a list (GraphQL has no map). */
   @Query()
-  health(): Promise<HealthReport> {
-    return this.healthService.report();
+  async health(): Promise<Omit<HealthReport, 'outbox'> & { outbox: ({ channel: string } & ChannelBacklog)[] | null }> {
+    const report = await this.healthService.report();
+    return { ...report, outbox: report.outbox && Object.entries(report.outbox).map(([channel, backlog]) => ({ channel, ...backlog })) };
   }
 
   @Query()

@@ -39,7 +39,11 @@ export class InboxSignIn {
       language: this.pages.language(req),
       clientIp: clientIp(req),
     });
-    if (!started.started) throw new AppError('rate_limited', 'Too many sign-in codes were asked for; try again later.', { headers: { 'Retry-After': '600' } });
+    if (!started.started)
+      throw new AppError('rate_limited', 'Too many sign-in codes were asked for; try again later.', {
+        headers: { 'Retry-After': '600' },
+        tier: 'sign_in_code',
+      });
     this.pages.sessions.cookies.set(res, 'inbox_attempt', started.token, CODE_LIFETIME_MS / 1000);
     // Housekeeping where sessions begin, so that no timer is needed: sessions past a timeout that nobody came back to.
     await this.pages.sessions.purge();

@@ -6,6 +6,7 @@ import type { Request, Response } from 'express';
 import { actorOf } from '../auth/actor.js';
 import { AppConfig } from '../config/config.js';
 import { APP_CONFIG } from '../config/config.module.js';
+import { Metrics } from '../telemetry/metrics.js';
 import { safeError } from '../logging/safe-error.js';
 import { AppError } from '../problem/app-error.js';
 import { requestIdOf } from '../request/request-id.js';
@@ -46,10 +47,16 @@ export class LeadExportService {
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly reader: LeadExportReader,
+    metrics: Metrics,
   ) {
     this.pageSize = config.exportPageSize;
     this.maxConcurrent = config.exportMaxConcurrent;
     this.timeZone = config.timeZone;
+    metrics.onScrape(
+      'exports_running',
+      async () => void metrics.exportsRunning.set(this.running),
+      () => undefined,
+    );
   }
 
   /**

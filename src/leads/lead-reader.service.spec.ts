@@ -6,6 +6,7 @@ import { DataSource } from 'typeorm';
 import { freshDatabase, TestDatabase } from '../../test/support/database.js';
 import { loadConfig } from '../config/config.js';
 import { ConfigModule } from '../config/config.module.js';
+import { TelemetryModule } from '../telemetry/telemetry.module.js';
 import { SecretsModule } from '../secrets/secrets.module.js';
 import { DatabaseModule } from '../database/database.module.js';
 import { uuidv7 } from '../database/uuid-v7.js';
@@ -99,7 +100,7 @@ describe.each(kinds)('LeadReader on %s', (kind) => {
     database = await freshDatabase(kind);
     const config = loadConfig({ LOG_LEVEL: 'silent', ...database.env });
     const module = await Test.createTestingModule({
-      imports: [ConfigModule.forRoot(config), DatabaseModule.forRoot(config), SecretsModule, LeadsModule],
+      imports: [ConfigModule.forRoot(config), TelemetryModule, DatabaseModule.forRoot(config), SecretsModule, LeadsModule],
     }).compile();
     const app = await module.init();
     dataSource = app.get<DataSource>(getDataSourceToken());

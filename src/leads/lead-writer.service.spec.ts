@@ -10,6 +10,7 @@ import { TcpProxy } from '../../test/support/tcp-proxy.js';
 import { loadConfig } from '../config/config.js';
 import { isDatabaseUnavailable, isUniqueViolation } from '../database/database-errors.js';
 import { ConfigModule } from '../config/config.module.js';
+import { TelemetryModule } from '../telemetry/telemetry.module.js';
 import { SecretsModule } from '../secrets/secrets.module.js';
 import { DatabaseModule } from '../database/database.module.js';
 import { MAX_ROWS_PER_INSERT } from '../database/insert-transaction.js';
@@ -126,7 +127,7 @@ describe.each(kinds)('LeadWriter on %s', (kind) => {
     }
     const config = loadConfig({ LOG_LEVEL: 'silent', ...env });
     const module = await Test.createTestingModule({
-      imports: [ConfigModule.forRoot(config), DatabaseModule.forRoot(config), SecretsModule, LeadNotesModule],
+      imports: [ConfigModule.forRoot(config), TelemetryModule, DatabaseModule.forRoot(config), SecretsModule, LeadNotesModule],
     }).compile();
     const app = await module.init();
     dataSource = app.get<DataSource>(getDataSourceToken());

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityTarget, ObjectLiteral } from 'typeorm';
 import { isDatabaseUnavailable } from '../database/database-errors.js';
+import { activeTraceParent } from '../telemetry/trace-ids.js';
 import { EntityInsert, InsertStatement, MAX_ROWS_PER_INSERT, runInOneTransaction } from '../database/insert-transaction.js';
 import { Lead } from './lead.entity.js';
 
@@ -62,8 +63,20 @@ export class LeadWriter {
     this.committed.push(listener);
   }
 
+  /**
+   * The trace of the request that handed each lead in (tracing on): a batch is written in one later turn, which runs in
+   * the context of its first lead's request, so each lead's own is kept here for its messages.
+   */
+  private readonly traces = new WeakMap<Lead, string>();
+
+  traceParentOf(lead: Lead): string | null {
+    return this.traces.get(lead) ?? null;
+  }
+
   /** Resolves once the lead and its rows are committed. */
   write(lead: Lead): Promise<void> {
+    const trace = activeTraceParent();
+    if (trace !== null) this.traces.set(lead, trace);
     return new Promise<void>((resolve, reject) => {
       if (this.queue.push({ lead, resolve, reject }) === 1) setImmediate(this.flush);
     });

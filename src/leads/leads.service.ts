@@ -8,6 +8,7 @@ import { IdempotencyService } from './idempotency.service.js';
 import { ConsentText } from './consent-text.entity.js';
 import { Lead } from './lead.entity.js';
 import { consentTextSha256, LegalBasisInput, LegalBasisView } from './legal-bases.js';
+import { Metrics } from '../telemetry/metrics.js';
 import type { LeadChannel } from './lead-channel.js';
 import { foldEmail, LEAD_FIELD_NAMES } from './lead-rules.js';
 import { searchDocument } from './lead-search.js';
@@ -32,6 +33,7 @@ export class LeadsService implements OnModuleInit {
     private readonly validation: LeadValidationService,
     private readonly idempotency: IdempotencyService,
     private readonly screening: ScreeningService,
+    private readonly metrics: Metrics,
   ) {}
 
   onModuleInit(): void {
@@ -96,6 +98,7 @@ export class LeadsService implements OnModuleInit {
       announcedAt: verdict === 'accepted' ? receivedAt : null,
     };
     await this.writer.write(row);
+    this.metrics.leadsReceived.inc({ lead_channel: channel, verdict });
     return receipt(id, receivedAt);
   }
 }

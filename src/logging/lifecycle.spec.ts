@@ -44,6 +44,13 @@ describe('the start line names where e-mail goes', () => {
   it('or the folder of .eml files, saying why', () => {
     expect(startLine(loadConfig({}, false), 3000, '/var/lib/leads/mail')).toMatch(/; mail: \.eml files in \/var\/lib\/leads\/mail \(SMTP_URL not set\)$/);
   });
+
+  it('where metrics are served, and that traces are exported (never the collector address, which may carry a token)', () => {
+    const config = loadConfig({ METRICS_PORT: '9464', OTEL_EXPORTER_OTLP_ENDPOINT: 'https://user:secret@collector.example' }, false);
+    const line = startLine(config, 3000, undefined, { host: '127.0.0.1', port: 9464 });
+    expect(line).toMatch(/; metrics: http:\/\/127\.0\.0\.1:9464\/metrics; traces: OTLP\/HTTP \(OTEL_EXPORTER_OTLP_ENDPOINT\)$/);
+    expect(line).not.toContain('secret');
+  });
 });
 
 describe('the stop line', () => {

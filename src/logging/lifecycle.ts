@@ -6,7 +6,7 @@ import { sqliteFile } from '../database/data-source.js';
  * e-mail goes (the Mailer's destination: an SMTP server, or the folder of .eml files). Connection URLs are shown by
  * host, port and database only: their user, password and query (which may carry a password) never.
  */
-export function startLine(config: AppConfig, port: number, mailDestination?: string): string {
+export function startLine(config: AppConfig, port: number, mailDestination?: string, metricsAddress?: { host: string; port: number }): string {
   const local = `http://localhost:${port}`;
   const address = config.publicBaseUrl === local ? local : `${local} (public URL ${config.publicBaseUrl})`;
   const database = config.databaseUrl ? `PostgreSQL ${hostAndPath(config.databaseUrl)}` : `SQLite ${sqliteFile(config)}`;
@@ -15,7 +15,11 @@ export function startLine(config: AppConfig, port: number, mailDestination?: str
     mailDestination === undefined
       ? ''
       : `; mail: ${/^smtps?:/.test(mailDestination) ? mailDestination : `.eml files in ${mailDestination} (SMTP_URL not set)`}`;
-  return `Leads API ${config.version} (Node.js ${process.version}) listening on ${address}; database: ${database}; Redis: ${redis}${mail}`;
+  const metrics = metricsAddress
+    ? `; metrics: http://${metricsAddress.host.includes(':') ? `[${metricsAddress.host}]` : metricsAddress.host}:${metricsAddress.port}/metrics`
+    : '';
+  const traces = config.observability.tracing ? '; traces: OTLP/HTTP (OTEL_EXPORTER_OTLP_ENDPOINT)' : '';
+  return `Leads API ${config.version} (Node.js ${process.version}) listening on ${address}; database: ${database}; Redis: ${redis}${mail}${metrics}${traces}`;
 }
 
 /** The one line a graceful stop writes, once the server, Redis and the database are closed. */

@@ -4,6 +4,7 @@ import type { LoggerService } from '@nestjs/common';
 import { pino, type Level, type Logger } from 'pino';
 import type { LogFormat } from '../config/config.js';
 import { assignRequestId } from '../request/request-id.js';
+import { activeTraceIds } from '../telemetry/trace-ids.js';
 import { safeError } from './safe-error.js';
 
 /** Keys whose values are personal data or credentials; censored wherever they appear in a log object. */
@@ -35,8 +36,9 @@ export const REDACT = [
   'privateJwk',
 ].flatMap((key) => [key, `*.${key}`, `*.*.${key}`]);
 
-export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
-  return pino({ level, redact: { paths: REDACT, censor: '[redacted]' } }, destination);
+/** `traced`: every line written inside a traced request or delivery carries its `trace_id` and `span_id`. */
+export function createLogger(level: string, destination?: pino.DestinationStream, traced = false): Logger {
+  return pino({ level, redact: { paths: REDACT, censor: '[redacted]' }, mixin: traced ? () => activeTraceIds() ?? {} : undefined }, destination);
 }
 
 /**
@@ -102,7 +104,7 @@ export class NestPinoLogger implements LoggerService {
  * Gives every request its id and, when info is on, one line as it ends: method, path (never the query string, which
  * may carry e-mails), status and time. Plain middleware: no child logger or async context per request.
  */
-export function requestLogging(logger: Logger) {
+export function requestLogging(logger: Logger, traced = false) {
   const enabled = logger.isLevelEnabled('info');
   return (req: IncomingMessage & { id?: string }, res: ServerResponse, next: () => void): void => {
     const id = assignRequestId(req, res);
@@ -110,8 +112,11 @@ export function requestLogging(logger: Logger) {
     if (enabled) {
       const start = performance.now();
       const url = req.url ?? '';
+      // The 'close' listener runs outside the request's context: its trace ids are taken now.
+      const trace = traced ? activeTraceIds() : undefined;
       res.once('close', () => {
         const line = {
+          ...trace,
           req: { id, method: req.method, path: url.split('?')[0], remoteAddress: req.socket.remoteAddress },
           res: { statusCode: res.statusCode },
           responseTime: Math.round(performance.now() - start),

@@ -23,6 +23,7 @@ import { LeadValidationService } from '../leads/lead-validation.service.js';
 import { LeadsService } from '../leads/leads.service.js';
 import type { LeadEvidence } from '../screening/lead-evidence.js';
 import { HealthService } from '../meta/health.service.js';
+import { Metrics } from '../telemetry/metrics.js';
 import { isDatabaseUnavailable } from '../database/database-errors.js';
 import { safeError } from '../logging/safe-error.js';
 import { AppError } from '../problem/app-error.js';
@@ -117,6 +118,7 @@ export class McpServerFactory {
     private readonly health: HealthService,
     private readonly site: SiteService,
     private readonly docs: DocsService,
+    private readonly metrics: Metrics,
   ) {
     this.tools = this.defineTools();
     this.openTools = [...this.tools.values()].filter((tool) => tool.scope === undefined);
@@ -176,17 +178,21 @@ export class McpServerFactory {
     const { schemas } = (this.openapi.document as { components: { schemas: Record<string, unknown> } }).components;
     const leadInput = schema(inlineRefs(schemas.LeadInput, schemas));
     const emptyInput = schema(EMPTY_INPUT);
-    const lead = (run: (body: Record<string, unknown>, call: McpCall) => Promise<Record<string, unknown>>) => async (args: unknown, call: McpCall) => {
-      try {
-        return result(await run((args ?? {}) as Record<string, unknown>, call));
-      } catch (error) {
-        if (error instanceof AppError && error.code === 'validation_failed') {
-          return result({ valid: false, detail: error.detail, errors: error.options.errors ?? [] }, true);
+    // `stores`: a refusal is a lead refused (leads_refused_total), as REST's are counted by the problem filter.
+    const lead =
+      (run: (body: Record<string, unknown>, call: McpCall) => Promise<Record<string, unknown>>, stores = false) =>
+      async (args: unknown, call: McpCall) => {
+        try {
+          return result(await run((args ?? {}) as Record<string, unknown>, call));
+        } catch (error) {
+          if (stores && error instanceof AppError) this.metrics.leadsRefused.inc({ code: error.code });
+          if (error instanceof AppError && error.code === 'validation_failed') {
+            return result({ valid: false, detail: error.detail, errors: error.options.errors ?? [] }, true);
+          }
+          if (error instanceof AppError) return result({ code: error.code, detail: error.detail }, true);
+          throw error;
         }
-        if (error instanceof AppError) return result({ code: error.code, detail: error.detail }, true);
-        throw error;
-      }
-    };
+      };
     const tools: ToolDefinition[] = [
       {
         name: 'validate_lead',
@@ -210,7 +216,7 @@ export class McpServerFactory {
           inputSchema: leadInput,
           annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
         },
-        run: lead(async (body, { caller, evidence }) => ({ ...(await this.leads.create(body, caller, 'mcp', evidence)) })),
+        run: lead(async (body, { caller, evidence }) => ({ ...(await this.leads.create(body, caller, 'mcp', evidence)) }), true),
       },
       {
         name: 'get_service_health',

@@ -92,6 +92,7 @@ describe('EmailChannel', () => {
         subscriberId: r.id,
         attempts: 0,
         step: 0,
+        createdAt: 0,
         leaseUntil: 0,
         eventType,
         payload: JSON.stringify({ type: eventType, data }),

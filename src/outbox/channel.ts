@@ -29,8 +29,12 @@ export interface ClaimedDelivery {
   subscriberId: string;
   attempts: number;
   step: number;
+  /** When its message was written (with the lead's commit, for a lead's). */
+  createdAt: number;
   leaseUntil: number;
   eventType: string;
+  /** The W3C traceparent of the request that wrote the message, when it was traced. */
+  traceParent?: string | null;
   /** The exact body to send; undefined when the message is gone (its subscriber was deleted meanwhile). */
   payload?: string;
 }

@@ -32,6 +32,10 @@ export class OutboxMessage {
   @Column({ type: 'bigint', name: 'created_at', transformer: MILLISECONDS })
   createdAt: number;
 
+  /** The W3C traceparent of the request that wrote it (tracing on): its deliveries continue that trace. */
+  @Column({ type: 'varchar', name: 'trace_parent', nullable: true })
+  traceParent: string | null;
+
   /** When its delivery rows were made; null until then. */
   @Column({ type: 'bigint', name: 'dispatched_at', nullable: true, transformer: MILLISECONDS })
   dispatchedAt: number | null;

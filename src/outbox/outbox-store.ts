@@ -5,6 +5,7 @@ import { DataSource } from 'typeorm';
 import { StepTransactions, Steps } from '../database/step-transaction.js';
 import { uuidv7 } from '../database/uuid-v7.js';
 import { type Channel, type ClaimedDelivery, type Subscription, takes } from './channel.js';
+import { activeTraceParent } from '../telemetry/trace-ids.js';
 import { messageId, messagePayload } from './outbox-events.js';
 
 export type DeliveryState = 'pending' | 'delivered' | 'failed' | 'skipped';
@@ -200,15 +201,15 @@ export class OutboxStore {
     const rows = await this.query<Record<string, unknown>>(
       this.postgres
         ? `UPDATE webhook_deliveries w SET lease_owner = $1, lease_until = $2 FROM (${due}) c
-             WHERE w.message_id = c.message_id AND w.endpoint_id = c.endpoint_id RETURNING w.message_id, w.endpoint_id, w.attempts, w.step`
+             WHERE w.message_id = c.message_id AND w.endpoint_id = c.endpoint_id RETURNING w.message_id, w.endpoint_id, w.attempts, w.step, w.message_created_at`
         : `UPDATE webhook_deliveries SET lease_owner = ?, lease_until = ? WHERE (message_id, endpoint_id) IN (${due})
-             RETURNING message_id, endpoint_id, attempts, step`,
+             RETURNING message_id, endpoint_id, attempts, step, message_created_at`,
       [owner, leaseUntil, channel.name, now, now, ...busySubscribers],
     );
     if (rows.length === 0) return [];
     // The bodies in one query for the whole batch, not one per attempt (bench/RESULTS.md, Webhooks).
-    const messages = await this.query<{ id: string; event_type: string; payload: string }>(
-      `SELECT id, event_type, payload FROM webhook_messages WHERE id IN (${this.list(1, rows.length)})`,
+    const messages = await this.query<{ id: string; event_type: string; payload: string; trace_parent: string | null }>(
+      `SELECT id, event_type, payload, trace_parent FROM webhook_messages WHERE id IN (${this.list(1, rows.length)})`,
       rows.map((row) => row.message_id),
     );
     const byId = new Map(messages.map((message) => [message.id, message]));
@@ -218,9 +219,11 @@ export class OutboxStore {
       subscriberId: row.endpoint_id as string,
       attempts: Number(row.attempts),
       step: Number(row.step),
+      createdAt: Number(row.message_created_at),
       leaseUntil,
       eventType: byId.get(row.message_id as string)?.event_type ?? '',
       payload: byId.get(row.message_id as string)?.payload,
+      traceParent: byId.get(row.message_id as string)?.trace_parent ?? null,
     }));
   }
 
@@ -359,8 +362,8 @@ export class OutboxStore {
     const id = messageId(uuidv7(now));
     const p = this.p.bind(this);
     yield [
-      `INSERT INTO webhook_messages (id, event_type, payload, lead_id, endpoint_id, created_at, dispatched_at) VALUES (${p(1)}, ${p(2)}, ${p(3)}, NULL, ${p(4)}, ${p(5)}, NULL)`,
-      [id, type, messagePayload(type, new Date(now), data), subscriberId, now],
+      `INSERT INTO webhook_messages (id, event_type, payload, lead_id, endpoint_id, created_at, trace_parent, dispatched_at) VALUES (${p(1)}, ${p(2)}, ${p(3)}, NULL, ${p(4)}, ${p(5)}, ${p(6)}, NULL)`,
+      [id, type, messagePayload(type, new Date(now), data), subscriberId, now, activeTraceParent()],
     ];
     return id;
   }
@@ -522,20 +525,35 @@ export class OutboxStore {
   }
 
   /** What health reports: deliveries waiting for an attempt plus messages not yet fanned out, and the oldest's age. */
-  async backlog(now: number): Promise<{ pending: number; oldestPendingAgeSeconds: number | null }> {
-    const [deliveries] = await this.query<{ n: unknown; oldest: unknown }>(
-      "SELECT COUNT(*) AS n, MIN(message_created_at) AS oldest FROM webhook_deliveries WHERE state = 'pending'",
-    );
+  /**
+   * What waits to be delivered: per channel, the pending deliveries of its enabled subscribers and the oldest one's
+   * message time; and the messages not yet fanned out (normally for milliseconds; for longer only when no worker runs).
+   */
+  async backlog(channels: readonly Channel[]): Promise<Backlog> {
+    const byChannel: Backlog['channels'] = {};
+    for (const channel of channels) {
+      const { table, enabled } = channel.subscribers;
+      const [row] = await this.query<{ n: unknown; oldest: unknown }>(
+        `SELECT COUNT(*) AS n, MIN(d.message_created_at) AS oldest FROM webhook_deliveries d JOIN ${table} e ON e.id = d.endpoint_id
+          WHERE d.channel = ${this.p(1)} AND d.state = 'pending' AND (${enabled('e')})`,
+        [channel.name],
+      );
+      byChannel[channel.name] = { pending: Number(row.n), oldest: numberOrNull(row.oldest) };
+    }
     const [messages] = await this.query<{ n: unknown; oldest: unknown }>(
       'SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM webhook_messages WHERE dispatched_at IS NULL',
     );
-    const oldest = [deliveries.oldest, messages.oldest].filter((v) => v !== null && v !== undefined).map(Number);
-    return {
-      pending: Number(deliveries.n) + Number(messages.n),
-      oldestPendingAgeSeconds: oldest.length ? Math.max(0, Math.round((now - Math.min(...oldest)) / 1000)) : null,
-    };
+    return { channels: byChannel, undispatched: { pending: Number(messages.n), oldest: numberOrNull(messages.oldest) } };
   }
 }
+
+/** Counts of waiting work and the time (ms) of the oldest message among them, null when none waits. */
+export interface Backlog {
+  channels: Record<string, { pending: number; oldest: number | null }>;
+  undispatched: { pending: number; oldest: number | null };
+}
+
+const numberOrNull = (value: unknown): number | null => (value === null || value === undefined ? null : Number(value));
 
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 

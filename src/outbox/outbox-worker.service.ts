@@ -1,11 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy, Optional } from '@nestjs/common';
+import { propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { AppConfig } from '../config/config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { isDatabaseUnavailable } from '../database/database-errors.js';
 import type { Step, Steps } from '../database/step-transaction.js';
 import { safeError } from '../logging/safe-error.js';
+import { Metrics } from '../telemetry/metrics.js';
+import { TRACING } from '../telemetry/telemetry.module.js';
+import type { Tracing } from '../telemetry/tracing.js';
 import type { AttemptOutcome, Channel, ClaimedDelivery, Subscriber } from './channel.js';
 import { AttemptRecord, Outcome, OutboxStore, skipRecord } from './outbox-store.js';
 
@@ -78,6 +82,8 @@ export class OutboxWorker implements OnApplicationBootstrap, OnModuleDestroy {
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly store: OutboxStore,
+    private readonly metrics: Metrics,
+    @Optional() @Inject(TRACING) private readonly tracing: Tracing | null = null,
   ) {
     this.settings = config.webhooks;
   }
@@ -152,7 +158,10 @@ export class OutboxWorker implements OnApplicationBootstrap, OnModuleDestroy {
     const now = Date.now();
     const channels = [...this.channels.values()];
     const fanned = await this.store.fanOut(channels, now);
-    for (const channel of channels) await this.store.skipDisabled(channel, now);
+    for (const channel of channels) {
+      const skipped = await this.store.skipDisabled(channel, now);
+      if (skipped) this.metrics.outboxDeliveries.inc({ channel: channel.name, outcome: 'cancelled' }, skipped);
+    }
     if (now - this.lastPrune > PRUNE_INTERVAL_MS) {
       this.lastPrune = now;
       await this.prune(now);
@@ -309,11 +318,37 @@ export class OutboxWorker implements OnApplicationBootstrap, OnModuleDestroy {
     if (!subscriber.enabled) {
       const skip = skipRecord(channel.name, delivery.messageId, subscriber.id, delivery.eventType, delivery.attempts, Date.now());
       await this.write({ record: skip, state: 'skipped', step: delivery.step }, []);
+      this.metrics.outboxDeliveries.inc({ channel: channel.name, outcome: 'cancelled' });
       return;
     }
     const attemptedAt = Date.now();
-    const outcome = await channel.attempt({ ...delivery, payload: delivery.payload }, subscriber);
+    const outcome = this.tracing
+      ? await this.tracedAttempt(this.tracing, channel, { ...delivery, payload: delivery.payload }, subscriber)
+      : await channel.attempt({ ...delivery, payload: delivery.payload }, subscriber);
     await this.record(channel, delivery, subscriber, attemptedAt, outcome);
+  }
+
+  /**
+   * The attempt in its own span, a child of the request that wrote the message (its traceparent, kept with it): one trace
+   * from a form's POST to the CRM's receipt. The channel sends the active context on (a webhook's `traceparent`).
+   */
+  private tracedAttempt(tracing: Tracing, channel: Channel, delivery: ClaimedDelivery & { payload: string }, subscriber: Subscriber): Promise<AttemptOutcome> {
+    const parent = delivery.traceParent ? propagation.extract(ROOT_CONTEXT, { traceparent: delivery.traceParent }) : ROOT_CONTEXT;
+    const attributes = { 'outbox.channel': channel.name, 'outbox.event_type': delivery.eventType, 'outbox.attempt': delivery.attempts + 1 };
+    return tracing.tracer.startActiveSpan(`outbox deliver ${channel.name}`, { kind: SpanKind.PRODUCER, attributes }, parent, async (span) => {
+      try {
+        const outcome = await channel.attempt(delivery, subscriber);
+        span.setAttribute('outbox.outcome', outcome.kind);
+        if (outcome.statusCode !== null) span.setAttribute('http.response.status_code', outcome.statusCode);
+        if (outcome.kind !== 'succeeded') span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.kind });
+        return outcome;
+      } catch (error) {
+        span.setStatus({ code: SpanStatusCode.ERROR });
+        throw error;
+      } finally {
+        span.end();
+      }
+    });
   }
 
   /** The attempt's log row and the delivery's next state, from the channel's outcome and its retry schedule. */
@@ -358,6 +393,8 @@ export class OutboxWorker implements OnApplicationBootstrap, OnModuleDestroy {
     }
     if (disableReason) changes.push(channel.disable(subscriber.id, disableReason, now));
     await this.write({ record, state, step }, changes);
+    this.metrics.outboxDeliveries.inc({ channel: channel.name, outcome: succeeded ? 'success' : state === 'pending' ? 'retry' : 'failed' });
+    if (succeeded) this.metrics.outboxDeliveryDuration.observe({ channel: channel.name }, Math.max(0, now - delivery.createdAt) / 1000);
     if (succeeded) subscriber.failingSince = null;
     else subscriber.failingSince ??= now;
     // Ids and outcomes only: neither a subscriber's address (a URL, an e-mail address) nor the channel's free text (a

@@ -6,12 +6,17 @@ import { LeadScreeningService } from '../leads/lead-screening.service.js';
 import { LeadWriter } from '../leads/lead-writer.service.js';
 import type { ScreeningVerdict } from '../screening/screening.js';
 import type { Lead } from '../leads/lead.entity.js';
+import { Metrics } from '../telemetry/metrics.js';
+import { activeTraceParent } from '../telemetry/trace-ids.js';
 import { type Channel, type Subscription, takes } from './channel.js';
 import { messageId, messagePayload } from './outbox-events.js';
 import { OutboxDelivery } from './outbox-delivery.entity.js';
 import { OutboxMessage } from './outbox-message.entity.js';
-import { OutboxStore } from './outbox-store.js';
+import { Backlog, OutboxStore } from './outbox-store.js';
 import { OutboxWorker } from './outbox-worker.service.js';
+
+/** How long a backlog read answers health and metrics. */
+const BACKLOG_FRESH_MS = 1000;
 
 /** The message a new lead writes, by its screening verdict. */
 const INTAKE_EVENTS: Record<ScreeningVerdict, string | undefined> = { accepted: 'lead.received', held: 'lead.held', spam: undefined };
@@ -53,17 +58,51 @@ export class Outbox implements OnModuleInit, OnApplicationBootstrap {
   private changesNow?: number;
   /** The deliveries of a lead whose message is written dispatched, from its message row to its delivery rows. */
   private readonly deliveriesOf = new WeakMap<Lead, Partial<OutboxDelivery>[]>();
+  private backlogRead?: { at: number; value: Promise<Backlog> };
 
   constructor(
     private readonly store: OutboxStore,
     private readonly worker: OutboxWorker,
     private readonly writer: LeadWriter,
     private readonly screening: LeadScreeningService,
-  ) {}
+    private readonly metrics: Metrics,
+  ) {
+    metrics.onScrape(
+      'outbox_pending',
+      async () => {
+        const now = Date.now();
+        const { channels } = await this.backlog();
+        for (const [channel, { pending, oldest }] of Object.entries(channels)) {
+          metrics.outboxPending.set({ channel }, pending);
+          metrics.outboxOldestPendingAge.set({ channel }, oldest === null ? 0 : Math.max(0, (now - oldest) / 1000));
+        }
+      },
+      () => {
+        metrics.outboxPending.reset();
+        metrics.outboxOldestPendingAge.reset();
+      },
+    );
+  }
 
   register(channel: Channel): void {
     this.worker.register(channel);
     this.channels.push(channel);
+    this.metrics.channelRegistered(channel.name);
+  }
+
+  /**
+   * What waits to be delivered, per registered channel (health, metrics). Reads are shared for a second: public health
+   * checks and scrapes, however many, count a long backlog at most once a second (the count walks the pending rows).
+   */
+  backlog(): Promise<Backlog> {
+    if (this.backlogRead && Date.now() - this.backlogRead.at < BACKLOG_FRESH_MS) return this.backlogRead.value;
+    const value = this.store.backlog(this.channels);
+    const read = { at: Date.now(), value };
+    this.backlogRead = read;
+    value.catch(() => {
+      if (this.backlogRead === read) this.backlogRead = undefined;
+    });
+    return value;
   }
 
   onModuleInit(): void {
@@ -72,7 +111,7 @@ export class Outbox implements OnModuleInit, OnApplicationBootstrap {
       // a held or spam lead gets its lead.received when a person first releases it (below).
       const eventType = INTAKE_EVENTS[lead.screeningVerdict];
       if (eventType === undefined || this.leaveOut(lead.receivedAt)) return [];
-      const message = this.message(eventType, lead.receivedAt, leadViewOf(lead), lead.id);
+      const message = this.message(eventType, lead.receivedAt, leadViewOf(lead), lead.id, null, this.writer.traceParentOf(lead));
       const deliveries = this.deliveriesNow(message);
       if (deliveries) {
         message.dispatchedAt = Date.now();
@@ -98,7 +137,14 @@ export class Outbox implements OnModuleInit, OnApplicationBootstrap {
   }
 
   /** A message row, written by the caller in its own transaction (with its lead, or alone for one subscriber). */
-  message(eventType: string, at: Date, data: unknown, leadId: string | null, subscriberId: string | null = null): OutboxMessage {
+  message(
+    eventType: string,
+    at: Date,
+    data: unknown,
+    leadId: string | null,
+    subscriberId: string | null = null,
+    traceParent: string | null = activeTraceParent(),
+  ): OutboxMessage {
     return {
       id: messageId(uuidv7(at.getTime())),
       eventType,
@@ -106,6 +152,7 @@ export class Outbox implements OnModuleInit, OnApplicationBootstrap {
       leadId,
       subscriberId,
       createdAt: at.getTime(),
+      traceParent,
       dispatchedAt: null,
     };
   }

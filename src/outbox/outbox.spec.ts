@@ -10,6 +10,7 @@ import { uuidv7 } from '../database/uuid-v7.js';
 import type { AttemptOutcome, Channel, ClaimedDelivery, Subscriber, Subscription } from './channel.js';
 import { OutboxStore } from './outbox-store.js';
 import { OutboxWorker } from './outbox-worker.service.js';
+import { Metrics } from '../telemetry/metrics.js';
 
 /**
  * The outbox's store and worker against a real database, with channels of the test's own: the first one's subscribers
@@ -222,7 +223,7 @@ describe.each(kinds)('the outbox on %s', (kind) => {
     }
 
     async function runWith(settings: AppConfig, ...channels: ScriptedChannel[]): Promise<void> {
-      worker = new OutboxWorker(settings, store);
+      worker = new OutboxWorker(settings, store, new Metrics(false));
       for (const channel of channels) worker.register(channel);
       await worker.onApplicationBootstrap();
     }

@@ -5,7 +5,13 @@ export class AppError extends Error {
   constructor(
     readonly code: ErrorCode,
     readonly detail: string,
-    readonly options: { errors?: ProblemError[]; headers?: Record<string, string>; extensions?: Record<string, unknown> } = {},
+    readonly options: {
+      errors?: ProblemError[];
+      headers?: Record<string, string>;
+      extensions?: Record<string, unknown>;
+      /** The rate-limit tier that refused (not in the body): the refusals' metric is counted by it. */
+      tier?: string;
+    } = {},
   ) {
     super(detail);
     this.name = 'AppError';

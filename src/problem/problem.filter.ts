@@ -7,6 +7,7 @@ import { allowedMethods } from '../request/allowed-methods.js';
 import { safeError } from '../logging/safe-error.js';
 import { requestIdOf } from '../request/request-id.js';
 import { BODY_LIMIT_BYTES, inKiB } from '../server/http-limits.js';
+import { AUTH_FAILURE_KINDS, Metrics } from '../telemetry/metrics.js';
 import { AppError, serviceUnavailable } from './app-error.js';
 import { ERROR_CATALOG, ErrorCode } from './error-catalog.js';
 import { buildProblem, PROBLEM_MEDIA_TYPE } from './problem.js';
@@ -42,7 +43,13 @@ const BODY_PARSER_ERRORS: Record<string, [ErrorCode, string, Record<string, stri
 
 const DATABASE_WARNING_INTERVAL_MS = 10_000;
 
-/** The one place where every error becomes an RFC 9457 problem, shaped by the format a module registered for its paths. */
+/** Refusals without a quota of their own (a limit per address or purpose) count as this tier. */
+const TIER_OF_CODE: Partial<Record<ErrorCode, string>> = { verification_rate_limited: 'verification', confirmation_rate_limited: 'confirmation' };
+
+/**
+ * The one place where every error becomes an RFC 9457 problem, shaped by the format a module registered for its paths;
+ * and so the one place that counts refusals: of leads, of credentials, of quotas.
+ */
 @Catch()
 export class ProblemFilter implements ExceptionFilter {
   private readonly logger = new Logger('ProblemFilter');
@@ -52,6 +59,7 @@ export class ProblemFilter implements ExceptionFilter {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly formats: ProblemFormats,
+    private readonly metrics: Metrics,
   ) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {
@@ -64,6 +72,7 @@ export class ProblemFilter implements ExceptionFilter {
       return;
     }
     const instance = req.originalUrl.split('?')[0];
+    this.count(error, req.method, req.path);
     const problem = buildProblem(this.config.publicBaseUrl, error.code, error.detail, {
       instance,
       requestId: requestIdOf(req),
@@ -77,6 +86,16 @@ export class ProblemFilter implements ExceptionFilter {
       .status(status ?? problem.status)
       .type(`${mediaType}; charset=utf-8`)
       .send(typeof body === 'string' ? body : JSON.stringify(body));
+  }
+
+  private count(error: AppError, method: string, path: string): void {
+    const tier = error.options.tier ?? TIER_OF_CODE[error.code];
+    if (tier !== undefined) this.metrics.rateLimitRefusals.inc({ tier });
+    const kind = AUTH_FAILURE_KINDS[error.code];
+    if (kind !== undefined) this.metrics.authFailures.inc({ kind });
+    // The lead route in any case, with a trailing slash or in absolute form, as Express matches it; MCP's submit_lead
+    // counts its own.
+    if (method === 'POST' && /^\/api\/v1\/lead\/?$/i.test(path)) this.metrics.leadsRefused.inc({ code: error.code });
   }
 
   /** One line per 10 s at most, with how many more failed: an outage under load would otherwise log every request. */

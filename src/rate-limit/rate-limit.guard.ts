@@ -122,5 +122,6 @@ export function reportQuota(res: Response, counters: CounterState[]): void {
   const resetSeconds = seconds(timeToExpire);
   throw new AppError('rate_limited', `The "${name}" quota of ${limit} requests per ${Math.round(ttl / 1000)} s is used up; retry in ${resetSeconds} s.`, {
     headers: { 'Retry-After': String(resetSeconds) },
+    tier: name,
   });
 }

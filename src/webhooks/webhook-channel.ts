@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { context, propagation } from '@opentelemetry/api';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/config.js';
@@ -36,6 +37,7 @@ export class WebhookChannel implements Channel<WebhookSubscriber> {
   private readonly userAgent: string;
   private readonly sql: StepTransactions;
   private readonly opened = new Map<string, string>();
+  private readonly propagateTrace: boolean;
 
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
@@ -49,6 +51,7 @@ export class WebhookChannel implements Channel<WebhookSubscriber> {
     this.subscriberConcurrency = config.webhooks.endpointConcurrency;
     this.userAgent = `leads-service/${config.version} (webhooks)`;
     this.sql = new StepTransactions(dataSource);
+    this.propagateTrace = config.observability.tracing?.propagateToWebhooks ?? false;
   }
 
   *subscriptions(): Steps<Subscription[]> {
@@ -94,6 +97,7 @@ export class WebhookChannel implements Channel<WebhookSubscriber> {
         'webhook-id': delivery.messageId,
         'webhook-timestamp': String(timestamp),
         'webhook-signature': signatureHeader(endpoint.secrets, delivery.messageId, timestamp, delivery.payload),
+        ...this.traceHeaders(),
       },
     });
     const detail = { statusCode: response.status, error: response.error, latencyMs: response.latencyMs, responseBody: response.body };
@@ -102,6 +106,14 @@ export class WebhookChannel implements Channel<WebhookSubscriber> {
     // Retry-After means "slow down" on 429 and 503 only; on other failures a receiver could push its retries away.
     const slowDown = (response.status === 429 || response.status === 503) && response.retryAfterSeconds !== null;
     return { kind: 'retry', afterMs: slowDown ? Math.min(response.retryAfterSeconds! * 1000, RETRY_AFTER_CAP_MS) : undefined, ...detail };
+  }
+
+  /** The active delivery span as `traceparent` (tracing on, WEBHOOK_PROPAGATE_TRACE not false); none otherwise. */
+  private traceHeaders(): Record<string, string> {
+    if (!this.propagateTrace) return {};
+    const headers: Record<string, string> = {};
+    propagation.inject(context.active(), headers);
+    return headers;
   }
 
   failing(id: string, now: number): Step {

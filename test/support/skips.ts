@@ -1,16 +1,18 @@
 import { ON_POSTGRES } from './database.js';
+import { HAVE_PROMTOOL } from './metrics.js';
 
 /**
  * What a test may need that a run may lack. A block skipped for it carries the need in its name, "[skipped: needs
  * redis]", which test/support/skips.reporter.cjs counts into its one line: what was skipped, and why.
  */
-export type Need = 'postgres' | 'sqlite' | 'redis' | 'chromium' | 'posix';
+export type Need = 'postgres' | 'sqlite' | 'redis' | 'chromium' | 'posix' | 'promtool';
 
 const HAVE: Record<Exclude<Need, 'chromium'>, boolean> = {
   postgres: ON_POSTGRES,
   sqlite: !ON_POSTGRES,
   redis: Boolean(process.env.TEST_REDIS_URL),
   posix: process.platform !== 'win32',
+  promtool: HAVE_PROMTOOL,
 };
 
 const tagged = (name: string, needs: Need[]) => `${name} [skipped: needs ${needs.join(', ')}]`;
