@@ -24,6 +24,7 @@ import { OutboxSubscriberChanges1766110000000 } from './1766110000000-outbox-sub
 import { SelfServiceRequests1766200000000 } from './1766200000000-self-service-requests.js';
 import { AgentClaims1766300000000 } from './1766300000000-agent-claims.js';
 import { OutboxTraceContext1766400000000 } from './1766400000000-outbox-trace-context.js';
+import { InboxPeopleOidcSubject1766500000000 } from './1766500000000-inbox-people-oidc-subject.js';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -50,4 +51,5 @@ export const MIGRATIONS = [
   SelfServiceRequests1766200000000,
   AgentClaims1766300000000,
   OutboxTraceContext1766400000000,
+  InboxPeopleOidcSubject1766500000000,
 ];

@@ -2,7 +2,8 @@ import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import fc from 'fast-check';
-import { ConfigError, loadConfig, SCREENING_RULE_NAMES } from './config.js';
+import { ROLES } from '../people/roles.js';
+import { ConfigError, INBOX_ROLES, loadConfig, SCREENING_RULE_NAMES } from './config.js';
 
 type Env = Record<string, string | undefined>;
 
@@ -85,6 +86,7 @@ describe('loadConfig', () => {
         },
         notifyDigestAt: { hour: 8, minute: 0 },
         observability: { metrics: null, outboxDegradedAfterMs: 900_000, tracing: null },
+        oidc: null,
         secretsKey: undefined,
         webhooks: {
           retrySchedule: [5000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],
@@ -815,6 +817,70 @@ describe('loadConfig', () => {
       ['WEBHOOK_PROPAGATE_TRACE', 'maybe'],
     ])('refuses %s=%s', (name, value) => {
       expectRefused(name, value);
+    });
+  });
+
+  describe('single sign-on (OIDC_*)', () => {
+    const provider = { OIDC_ISSUER: 'https://accounts.google.com', OIDC_CLIENT_ID: 'inbox', OIDC_CLIENT_SECRET: 'secret' };
+
+    it('is off by default, and reads the provider with its defaults', () => {
+      expect(loadConfig({}).oidc).toBeNull();
+      expect(loadConfig(provider).oidc).toEqual({
+        issuer: 'https://accounts.google.com',
+        clientId: 'inbox',
+        clientSecret: 'secret',
+        name: 'accounts.google.com',
+        allowedDomains: new Set(),
+        defaultRole: 'viewer',
+        trustEmailIssuers: new Set(),
+        only: false,
+      });
+    });
+
+    it('reads the name, the allowed domains, the default role, the trusted issuers and OIDC_ONLY', () => {
+      const oidc = loadConfig({
+        ...provider,
+        OIDC_NAME: 'Google',
+        OIDC_ALLOWED_DOMAINS: 'Empresa.com.br, filial.empresa.com.br',
+        OIDC_DEFAULT_ROLE: 'marketer',
+        OIDC_TRUST_EMAIL: 'https://login.microsoftonline.com/tenant/v2.0',
+        OIDC_ONLY: 'true',
+      }).oidc!;
+      expect(oidc).toMatchObject({ name: 'Google', defaultRole: 'marketer', only: true });
+      expect([...oidc.allowedDomains]).toEqual(['empresa.com.br', 'filial.empresa.com.br']);
+      expect([...oidc.trustEmailIssuers]).toEqual(['https://login.microsoftonline.com/tenant/v2.0']);
+    });
+
+    it('takes an http issuer on the loopback only', () => {
+      expect(loadConfig({ ...provider, OIDC_ISSUER: 'http://127.0.0.1:8080/realms/empresa' }).oidc!.issuer).toBe('http://127.0.0.1:8080/realms/empresa');
+      expectRefused('OIDC_ISSUER', 'http://keycloak.empresa.com.br/realms/empresa', provider);
+    });
+
+    it('knows the inbox roles', () => {
+      expect([...INBOX_ROLES]).toEqual([...ROLES]);
+    });
+
+    it.each([
+      ['OIDC_ISSUER', 'accounts.google.com'],
+      ['OIDC_ISSUER', 'https://accounts.google.com?x=1'],
+      ['OIDC_ALLOWED_DOMAINS', 'empresa'],
+      ['OIDC_ALLOWED_DOMAINS', '@empresa.com.br'],
+      ['OIDC_DEFAULT_ROLE', 'owner'],
+      ['OIDC_DEFAULT_ROLE', 'admin'],
+      ['OIDC_TRUST_EMAIL', 'login.microsoftonline.com'],
+      ['OIDC_ONLY', 'yes'],
+    ])('refuses %s=%s', (name, value) => {
+      expectRefused(name, value, provider);
+    });
+
+    it('wants an https public URL with it, but on localhost', () => {
+      expectRefused('PUBLIC_BASE_URL', 'http://leads.empresa.com.br', provider);
+      expect(loadConfig({ ...provider, PUBLIC_BASE_URL: 'http://127.0.0.1:3000' }).oidc).not.toBeNull();
+    });
+
+    it('refuses part of the provider, and OIDC_ONLY without it', () => {
+      expectRefused('OIDC_CLIENT_SECRET', '', { OIDC_ISSUER: provider.OIDC_ISSUER, OIDC_CLIENT_ID: 'inbox' });
+      expectRefused('OIDC_ONLY', 'true');
     });
   });
 });

@@ -116,7 +116,29 @@ export interface AppConfig {
   inbox: InboxConfig;
   /** What the people who run the service see (docs/decisions/0042-observability.md). */
   observability: ObservabilityConfig;
+  /** Single sign-on to the inbox through an OpenID Provider (docs/decisions/0043-inbox-single-sign-on.md); null: off. */
+  oidc: OidcConfig | null;
   version: string;
+}
+
+/** The inbox's roles (src/people/roles.ts, which a spec holds equal): config sits below the features. */
+export const INBOX_ROLES = ['viewer', 'marketer', 'admin'] as const;
+
+export interface OidcConfig {
+  /** OIDC_ISSUER: discovery reads `<issuer>/.well-known/openid-configuration`. */
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+  /** OIDC_NAME: the button says "Entrar com <name>"; default the issuer's host. */
+  name: string;
+  /** OIDC_ALLOWED_DOMAINS, lower case: anyone whose verified address is in one is added on first sign-in. */
+  allowedDomains: ReadonlySet<string>;
+  /** OIDC_DEFAULT_ROLE: the role of a person added by the provider's word. */
+  defaultRole: (typeof INBOX_ROLES)[number];
+  /** OIDC_TRUST_EMAIL: issuers whose `email` is taken without `email_verified` (Entra ID sends none). */
+  trustEmailIssuers: ReadonlySet<string>;
+  /** OIDC_ONLY: the e-mailed code sign-in is off. */
+  only: boolean;
 }
 
 export interface ObservabilityConfig {
@@ -341,6 +363,7 @@ export function loadConfig(env: Env = process.env, stdoutIsTerminal = process.st
     secretsKey: parseSecretsKey(value('SECRETS_KEY')),
     inbox: parseInbox(value),
     observability: parseObservability(value, port),
+    oidc: parseOidc(value, parseBaseUrl(value('PUBLIC_BASE_URL') ?? `http://localhost:${port || 3000}`)),
     version: packageVersion(),
   });
 }
@@ -354,6 +377,61 @@ function parseInbox(value: (name: string) => string | undefined): InboxConfig {
     sessionLifetimeMs,
     verificationMailDailyLimit: parseInteger('VERIFICATION_MAIL_DAILY_LIMIT', value('VERIFICATION_MAIL_DAILY_LIMIT'), 500, 0, 1_000_000),
   });
+}
+
+function parseOidc(value: (name: string) => string | undefined, publicBaseUrl: string): OidcConfig | null {
+  const [issuer, clientId, clientSecret] = ['OIDC_ISSUER', 'OIDC_CLIENT_ID', 'OIDC_CLIENT_SECRET'].map(value);
+  const only = parseBoolean('OIDC_ONLY', value('OIDC_ONLY'), false);
+  if (issuer === undefined && clientId === undefined && clientSecret === undefined) {
+    if (only) throw new ConfigError('OIDC_ONLY', 'needs OIDC_ISSUER, OIDC_CLIENT_ID and OIDC_CLIENT_SECRET: without them nobody could sign in');
+    return null;
+  }
+  const missing = (['OIDC_ISSUER', 'OIDC_CLIENT_ID', 'OIDC_CLIENT_SECRET'] as const).find((_, i) => [issuer, clientId, clientSecret][i] === undefined);
+  if (missing) throw new ConfigError(missing, 'must be set with the other OIDC_ settings (OIDC_ISSUER, OIDC_CLIENT_ID, OIDC_CLIENT_SECRET)');
+  const url = issuerUrl('OIDC_ISSUER', issuer!);
+  // Over http the attempt's cookie has no __Host- prefix: a neighbour host could plant its own attempt, and sign a
+  // person in as someone else.
+  if (!publicBaseUrl.startsWith('https:') && !['localhost', '127.0.0.1', '[::1]'].includes(new URL(publicBaseUrl).hostname))
+    throw new ConfigError('PUBLIC_BASE_URL', 'must be https with single sign-on (OIDC_ISSUER), except on localhost');
+  const domains = (value('OIDC_ALLOWED_DOMAINS') ?? '')
+    .split(',')
+    .map((domain) => domain.trim().toLowerCase())
+    .filter(Boolean);
+  for (const domain of domains)
+    if (!DNS_NAME.test(domain) || !domain.includes('.'))
+      throw new ConfigError('OIDC_ALLOWED_DOMAINS', `must be a comma list of domains (bad entry "${domain}")`);
+  // Never admin: a domain's every address would manage the people, the clients and the secrets.
+  const role = value('OIDC_DEFAULT_ROLE') ?? 'viewer';
+  if (role === 'admin' || !(INBOX_ROLES as readonly string[]).includes(role)) throw new ConfigError('OIDC_DEFAULT_ROLE', 'must be viewer or marketer');
+  const trusted = (value('OIDC_TRUST_EMAIL') ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
+  for (const entry of trusted) issuerUrl('OIDC_TRUST_EMAIL', entry);
+  return Object.freeze({
+    issuer: issuer!,
+    clientId: clientId!,
+    clientSecret: clientSecret!,
+    name: value('OIDC_NAME') ?? url.host,
+    allowedDomains: new Set(domains),
+    defaultRole: role as OidcConfig['defaultRole'],
+    trustEmailIssuers: new Set(trusted),
+    only,
+  });
+}
+
+/** An issuer identifier: https, or http on a loopback host (a provider on the developer's machine or in a test). */
+function issuerUrl(name: string, raw: string): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(name, 'must be an issuer URL such as https://accounts.google.com');
+  }
+  const loopback = ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
+  if (!(url.protocol === 'https:' || (url.protocol === 'http:' && loopback)) || url.search || url.hash)
+    throw new ConfigError(name, 'must be an https issuer URL (http only on localhost) with no query or fragment');
+  return url;
 }
 
 function parseObservability(value: (name: string) => string | undefined, port: number): ObservabilityConfig {

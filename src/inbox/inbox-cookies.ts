@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 
 /** The inbox's cookies, by their name without prefix. */
-export type CookieName = 'inbox_session' | 'inbox_csrf' | 'inbox_lang' | 'inbox_attempt';
+export type CookieName = 'inbox_session' | 'inbox_csrf' | 'inbox_lang' | 'inbox_attempt' | 'inbox_oidc';
 
 /**
  * Every cookie the inbox sets is HttpOnly (no script reads any: the CSRF token travels in the page) and SameSite=Lax;

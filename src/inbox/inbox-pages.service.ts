@@ -1,5 +1,7 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import { AppConfig } from '../config/config.js';
+import { APP_CONFIG } from '../config/config.module.js';
 import { MANAGE_PEOPLE } from '../people/roles.js';
 import { assetUrl } from './inbox-assets.js';
 import { languageOf } from './inbox-language.js';
@@ -36,6 +38,8 @@ export interface PageFrame {
   /** The header's links: the areas the person's scopes open, the current one marked. */
   nav: { href: string; label: string; current: boolean }[];
   assets: { css: string; htmx: string; script: string };
+  /** Single sign-on, when configured: the provider's name, and whether the code sign-in is off. */
+  sso: { name: string; only: boolean } | null;
 }
 
 export interface RenderOptions {
@@ -56,7 +60,15 @@ export interface RenderOptions {
 export class InboxPages {
   readonly views = new InboxViews();
 
-  constructor(readonly sessions: InboxSessions) {}
+  /** The sign-in page's provider button (OIDC_NAME), and whether it is the only way in (OIDC_ONLY). */
+  private readonly sso: PageFrame['sso'];
+
+  constructor(
+    readonly sessions: InboxSessions,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.sso = config.oidc ? { name: config.oidc.name, only: config.oidc.only } : null;
+  }
 
   language(req: Request): Language {
     return languageOf(req, this.sessions.cookies);
@@ -74,6 +86,7 @@ export class InboxPages {
       path: req.originalUrl,
       nav: navFor(inboxStateOf(req).person, area),
       assets: { css: assetUrl('inbox.css'), htmx: assetUrl('htmx.min.js'), script: assetUrl('inbox.js') },
+      sso: this.sso,
     };
   }
 

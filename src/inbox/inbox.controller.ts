@@ -2,6 +2,8 @@ import { Controller, Get, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { InboxForm, InboxPage, PublicInboxPage } from './inbox-page.guard.js';
 import { InboxPages } from './inbox-pages.service.js';
+import { AppError } from '../problem/app-error.js';
+import { InboxOidc } from './inbox-oidc.service.js';
 import { InboxSignIn } from './inbox-sign-in.service.js';
 import { isLanguage } from './inbox-messages.js';
 import { inboxStateOf } from './inbox-sessions.service.js';
@@ -16,6 +18,7 @@ export class InboxController {
   constructor(
     private readonly pages: InboxPages,
     private readonly signIn: InboxSignIn,
+    private readonly oidc: InboxOidc,
   ) {}
 
   /** The leads, or the sign-in page first. */
@@ -36,6 +39,7 @@ export class InboxController {
   @Post('sign-in')
   @PublicInboxPage()
   requestCode(@Req() req: Request, @Res() res: Response, @InboxForm() form: URLSearchParams): Promise<void> {
+    if (this.oidc.settings?.only) return this.codesOff(res);
     return this.signIn.requestCode(req, res, form);
   }
 
@@ -43,7 +47,29 @@ export class InboxController {
   @Post('sign-in/code')
   @PublicInboxPage()
   enterCode(@Req() req: Request, @Res() res: Response, @InboxForm() form: URLSearchParams): Promise<void> {
+    if (this.oidc.settings?.only) return this.codesOff(res);
     return this.signIn.enterCode(req, res, form);
+  }
+
+  /** To the OpenID Provider (OIDC_ISSUER), with `return` kept for after. */
+  @Get('oidc/start')
+  @PublicInboxPage()
+  oidcStart(@Req() req: Request, @Res() res: Response): Promise<void> {
+    if (!this.oidc.settings) throw new AppError('not_found', 'Single sign-on is not configured.');
+    return this.oidc.start(req, res);
+  }
+
+  /** The provider sends the browser back here with a code (or an error). */
+  @Get('oidc/callback')
+  @PublicInboxPage()
+  oidcCallback(@Req() req: Request, @Res() res: Response): Promise<void> {
+    if (!this.oidc.settings) throw new AppError('not_found', 'Single sign-on is not configured.');
+    return this.oidc.callback(req, res);
+  }
+
+  /** OIDC_ONLY: the code forms are gone, and so are their actions. */
+  private async codesOff(res: Response): Promise<void> {
+    this.pages.redirect(res, '/inbox/sign-in');
   }
 
   @Post('sign-out')

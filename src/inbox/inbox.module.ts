@@ -5,6 +5,7 @@ import { InboxPageGuard } from './inbox-page.guard.js';
 import { InboxPages } from './inbox-pages.service.js';
 import { PeopleModule } from '../people/people.module.js';
 import { VerificationModule } from '../verification/verification.module.js';
+import { InboxOidc } from './inbox-oidc.service.js';
 import { InboxSignIn } from './inbox-sign-in.service.js';
 import { InboxSessions } from './inbox-sessions.service.js';
 import { InboxController } from './inbox.controller.js';
@@ -17,7 +18,7 @@ import { InboxMiddleware } from './inbox.middleware.js';
 @Module({
   imports: [PeopleModule, VerificationModule],
   controllers: [InboxController, InboxAssetsController],
-  providers: [InboxSessions, InboxPages, InboxPageGuard, InboxErrorFormat, InboxSignIn],
+  providers: [InboxSessions, InboxPages, InboxPageGuard, InboxErrorFormat, InboxSignIn, InboxOidc],
   exports: [InboxSessions, InboxPages, InboxPageGuard, PeopleModule],
 })
 export class InboxModule implements NestModule {

@@ -40,6 +40,14 @@ export class PeopleService {
     return this.store.byAddress(foldEmail(normaliseEmail(email)));
   }
 
+  /**
+   * Binds the person to the provider account (issuer and `sub`) of their first single sign-on; later ones must be that
+   * account. False: another account presents this person's address (an admin removes and adds the person to re-link).
+   */
+  bindProviderAccount(id: string, issuer: string, subject: string): Promise<boolean> {
+    return this.store.bindSubject(id, issuer, subject);
+  }
+
   byId(id: string): Promise<Person | undefined> {
     return this.store.byId(id);
   }

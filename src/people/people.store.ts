@@ -38,6 +38,18 @@ export class PeopleStore {
     return row && toPerson(row);
   }
 
+  /** The provider account the person signs in with from now on, unless one is already bound: whether it is theirs. */
+  async bindSubject(id: string, issuer: string, subject: string): Promise<boolean> {
+    const p = (n: number) => this.sql.p(n);
+    await this.sql.query(`UPDATE inbox_people SET oidc_issuer = ${p(1)}, oidc_subject = ${p(2)} WHERE id = ${p(3)} AND oidc_subject IS NULL`, [
+      issuer,
+      subject,
+      id,
+    ]);
+    const [row] = await this.sql.query(`SELECT oidc_issuer, oidc_subject FROM inbox_people WHERE id = ${p(1)}`, [id]);
+    return row !== undefined && row.oidc_issuer === issuer && row.oidc_subject === subject;
+  }
+
   async byAddress(emailFolded: string): Promise<Person | undefined> {
     const [row] = await this.sql.query(`SELECT ${COLUMNS} FROM inbox_people WHERE email_folded = ${this.sql.p(1)}`, [emailFolded]);
     return row && toPerson(row);

@@ -131,7 +131,10 @@ describe.each(OUTAGES)('scenario 3: PostgreSQL $name under load', (outage) => {
   it(`reports the database down in health (503, degraded) within its ${HEALTH_BOUND_MS / 1000} s bound, and ok again after`, () => {
     const { health, healthAfter } = observed;
     expect(health.map((reply) => [reply.status, JSON.parse(reply.body).health])).toEqual(
-      health.map(() => [503, { status: 'degraded', version: expect.any(String), checks: { database: 'down' }, webhooks: null }]),
+      health.map(() => [
+        503,
+        { status: 'degraded', reasons: ['database_down'], version: expect.any(String), checks: { database: 'down' }, outbox: null, webhooks: null },
+      ]),
     );
     expect(Math.max(...health.map((reply) => reply.ms))).toBeLessThanOrEqual(HEALTH_BOUND_MS + SLACK_MS);
     expect([healthAfter.status, JSON.parse(healthAfter.body).status]).toEqual([200, 'ok']);

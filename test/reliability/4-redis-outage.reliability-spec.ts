@@ -108,8 +108,10 @@ const REDIS_DB = 11;
         200,
         {
           status: 'degraded',
+          reasons: ['redis_down'],
           version: expect.any(String),
           checks: { database: 'up', redis: 'down' },
+          outbox: expect.objectContaining({ webhook: expect.objectContaining({ pending: expect.any(Number) }) }),
           webhooks: expect.objectContaining({ pending: expect.any(Number) }),
         },
       ]);
