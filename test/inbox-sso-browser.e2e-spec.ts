@@ -1,10 +1,9 @@
 /** @system single sign-on to the inbox (issue 38) in Chromium, through a real OpenID Provider (oidc-provider) run by the test */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import type { Page } from 'playwright-core';
 import { PeopleService } from '../src/people/people.service.js';
 import { CHROMIUM, HAVE_CHROMIUM } from './support/chromium.js';
 import { InboxBrowser, type Language } from './support/inbox-browser.js';
+import { OIDC_CLIENT, startOidcProvider, type OidcProvider } from './support/oidc-provider.js';
 import { freePort } from './support/server-process.js';
 import { describeIf } from './support/skips.js';
 
@@ -35,53 +34,23 @@ const WORDS: Record<Language, { button: string; unverified: string; notAllowed: 
   },
 };
 
-/** The provider as its own process (test/support/oidc-provider.mjs), for the inbox at `base`. */
-async function startProvider(port: number, base: string): Promise<ChildProcess> {
-  const child = spawn(
-    process.execPath,
-    [
-      'test/support/oidc-provider.mjs',
-      JSON.stringify({
-        port,
-        clientId: 'inbox',
-        clientSecret: 'provider-secret-for-the-inbox-tests',
-        redirectUri: `${base}/inbox/oidc/callback`,
-        accounts: ACCOUNTS,
-      }),
-    ],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  let output = '';
-  child.stdout!.setEncoding('utf8');
-  await new Promise<void>((resolve, reject) => {
-    child.stdout!.on('data', (chunk: string) => {
-      output += chunk;
-      if (output.includes('ready ')) resolve();
-    });
-    child.once('exit', () => reject(new Error(`the OpenID Provider exited: ${output}`)));
-  });
-  return child;
-}
-
 describeBrowser(HAVE_CHROMIUM ? `inbox single sign-on (Chromium at ${CHROMIUM})` : `inbox single sign-on (SKIPPED: ${CHROMIUM} not found)`, () => {
   let inbox: InboxBrowser;
-  let provider: ChildProcess;
+  let provider: OidcProvider;
 
   beforeAll(async () => {
     const providerPort = await freePort();
     // The provider is asked nothing before the first sign-in (discovery is lazy), so it may start after the inbox.
     inbox = await InboxBrowser.start({
       OIDC_ISSUER: `http://127.0.0.1:${providerPort}`,
-      OIDC_CLIENT_ID: 'inbox',
-      OIDC_CLIENT_SECRET: 'provider-secret-for-the-inbox-tests',
+      ...OIDC_CLIENT,
       OIDC_NAME: 'Empresa SSO',
       OIDC_ALLOWED_DOMAINS: DOMAIN,
     });
-    provider = await startProvider(providerPort, inbox.base);
+    provider = await startOidcProvider(providerPort, `${inbox.base}/inbox/oidc/callback`, ACCOUNTS);
   }, 60_000);
   afterAll(async () => {
-    provider?.kill();
-    if (provider && provider.exitCode === null) await once(provider, 'exit');
+    await provider?.stop();
     await inbox?.close();
   });
 
@@ -185,8 +154,7 @@ describeBrowser(HAVE_CHROMIUM ? `inbox single sign-on (Chromium at ${CHROMIUM})`
   it('OIDC_ONLY: no code form, and its actions lead back to the sign-in page', async () => {
     const only = await InboxBrowser.start({
       OIDC_ISSUER: 'http://127.0.0.1:9',
-      OIDC_CLIENT_ID: 'inbox',
-      OIDC_CLIENT_SECRET: 'provider-secret-for-the-inbox-tests',
+      ...OIDC_CLIENT,
       OIDC_NAME: 'Empresa SSO',
       OIDC_ONLY: 'true',
     });

@@ -1,14 +1,12 @@
 /** @system @database single sign-on to the inbox (issue 38) over HTTP, every answer held to the contract: the flow, its refusals, its logs */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { Logger } from '@nestjs/common';
 import { createLogger, NestPinoLogger } from '../src/logging/logger.js';
 import { PeopleService } from '../src/people/people.service.js';
 import { expectContract } from './support/contract.js';
+import { OIDC_CLIENT, startOidcProvider, type OidcProvider } from './support/oidc-provider.js';
 import { freePort } from './support/server-process.js';
 import { startTestApp, type TestApp } from './support/test-app.js';
 
-const SECRET = 'provider-secret-for-the-inbox-tests';
 const ACCOUNTS = {
   ana: { email: `ana.${process.pid}@empresa.example.com.br`, email_verified: true },
   caio: { email: `caio.${process.pid}@empresa.example.com.br`, email_verified: false },
@@ -16,23 +14,6 @@ const ACCOUNTS = {
   impostor: { email: `ana.${process.pid}@empresa.example.com.br`, email_verified: true },
 };
 const logged: string[] = [];
-
-/** The provider (test/support/oidc-provider.mjs) as its own process. */
-async function startProvider(port: number, redirectUri: string): Promise<ChildProcess> {
-  const child = spawn(
-    process.execPath,
-    ['test/support/oidc-provider.mjs', JSON.stringify({ port, clientId: 'inbox', clientSecret: SECRET, redirectUri, accounts: ACCOUNTS })],
-    {
-      stdio: ['ignore', 'pipe', 'ignore'],
-    },
-  );
-  child.stdout!.setEncoding('utf8');
-  await new Promise<void>((resolve, reject) => {
-    child.stdout!.on('data', (chunk: string) => chunk.includes('ready ') && resolve());
-    child.once('exit', () => reject(new Error('the OpenID Provider exited')));
-  });
-  return child;
-}
 
 /** A person at the provider's login page, as a browser would go: its cookies kept, redirects followed by hand. */
 async function loginAt(authorizeUrl: string, login: string): Promise<URL> {
@@ -70,23 +51,21 @@ async function loginAt(authorizeUrl: string, login: string): Promise<URL> {
 
 describe('inbox single sign-on over HTTP', () => {
   let t: TestApp;
-  let provider: ChildProcess;
+  let provider: OidcProvider;
 
   beforeAll(async () => {
     const port = await freePort();
     t = await startTestApp({
       OIDC_ISSUER: `http://127.0.0.1:${port}`,
-      OIDC_CLIENT_ID: 'inbox',
-      OIDC_CLIENT_SECRET: SECRET,
+      ...OIDC_CLIENT,
       OIDC_ALLOWED_DOMAINS: 'empresa.example.com.br',
       PUBLIC_BASE_URL: 'http://localhost:8080',
     });
-    provider = await startProvider(port, 'http://localhost:8080/inbox/oidc/callback');
+    provider = await startOidcProvider(port, 'http://localhost:8080/inbox/oidc/callback', ACCOUNTS);
     Logger.overrideLogger(new NestPinoLogger(createLogger('debug', { write: (line: string) => void logged.push(line) })));
   }, 30_000);
   afterAll(async () => {
-    provider?.kill();
-    if (provider && provider.exitCode === null) await once(provider, 'exit');
+    await provider?.stop();
     await t.close();
   });
 
@@ -166,8 +145,7 @@ describe('inbox single sign-on over HTTP', () => {
     }
     const down = await startTestApp({
       OIDC_ISSUER: `http://127.0.0.1:${await freePort()}`,
-      OIDC_CLIENT_ID: 'inbox',
-      OIDC_CLIENT_SECRET: SECRET,
+      ...OIDC_CLIENT,
       PUBLIC_BASE_URL: 'http://localhost:8080',
     });
     try {

@@ -391,7 +391,7 @@ function parseOidc(value: (name: string) => string | undefined, publicBaseUrl: s
   const url = issuerUrl('OIDC_ISSUER', issuer!);
   // Over http the attempt's cookie has no __Host- prefix: a neighbour host could plant its own attempt, and sign a
   // person in as someone else.
-  if (!publicBaseUrl.startsWith('https:') && !['localhost', '127.0.0.1', '[::1]'].includes(new URL(publicBaseUrl).hostname))
+  if (!publicBaseUrl.startsWith('https:') && !LOOPBACK_HOSTS.includes(new URL(publicBaseUrl).hostname))
     throw new ConfigError('PUBLIC_BASE_URL', 'must be https with single sign-on (OIDC_ISSUER), except on localhost');
   const domains = (value('OIDC_ALLOWED_DOMAINS') ?? '')
     .split(',')
@@ -420,6 +420,9 @@ function parseOidc(value: (name: string) => string | undefined, publicBaseUrl: s
   });
 }
 
+/** Host names of this machine as a URL spells them: where http is allowed beside single sign-on. */
+const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '[::1]'];
+
 /** An issuer identifier: https, or http on a loopback host (a provider on the developer's machine or in a test). */
 function issuerUrl(name: string, raw: string): URL {
   let url: URL;
@@ -428,7 +431,7 @@ function issuerUrl(name: string, raw: string): URL {
   } catch {
     throw new ConfigError(name, 'must be an issuer URL such as https://accounts.google.com');
   }
-  const loopback = ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
+  const loopback = LOOPBACK_HOSTS.includes(url.hostname);
   if (!(url.protocol === 'https:' || (url.protocol === 'http:' && loopback)) || url.search || url.hash)
     throw new ConfigError(name, 'must be an https issuer URL (http only on localhost) with no query or fragment');
   return url;

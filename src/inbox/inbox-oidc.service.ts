@@ -9,7 +9,7 @@ import { PeopleService } from '../people/people.service.js';
 import type { Person } from '../people/person.js';
 import { SecretBox } from '../secrets/secret-box.js';
 import { InboxPages } from './inbox-pages.service.js';
-import { safeReturnPath } from './return-path.js';
+import { INBOX_HOME, safeReturnPath } from './return-path.js';
 
 export const OIDC_CALLBACK_PATH = '/inbox/oidc/callback';
 const GOOGLE_ISSUER = 'https://accounts.google.com';
@@ -128,7 +128,7 @@ export class InboxOidc {
     return added.added ? added.person : this.people.byAddress(email);
   }
 
-  private refuse(req: Request, res: Response, error: OidcRefusal, returnPath = safeReturnPath(undefined), status: number, cause?: string): void {
+  private refuse(req: Request, res: Response, error: OidcRefusal, returnPath = INBOX_HOME, status: number, cause?: string): void {
     if (cause) audit.log({ audit: 'inbox_sign_in_refused', method: 'oidc', cause }, 'inbox sign-in refused');
     this.pages.render(req, res, 'sign-in', { returnPath, email: '', error, signedOut: false }, { title: 'signIn.title', status });
   }

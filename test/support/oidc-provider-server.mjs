@@ -1,5 +1,5 @@
 // An OpenID Provider for the single sign-on tests (oidc-provider, the certified implementation), as its own process:
-// node test/support/oidc-provider.mjs '<json>' with {port, clientId, clientSecret, redirectUri, accounts: {id: claims}}.
+// node test/support/oidc-provider-server.mjs '<json>' with {port, clientId, clientSecret, redirectUri, accounts: {id: claims}}.
 // Accounts sign in on its development login page (any password); `email` and `email_verified` are served from
 // userinfo only, as many providers do. Prints `ready <issuer>` once it listens.
 import Provider from 'oidc-provider';
