@@ -5,6 +5,9 @@ import { expectContract } from './support/contract.js';
 import { expectProblem } from './support/problem.js';
 import { eventually } from './support/eventually.js';
 import { PeopleService } from '../src/people/people.service.js';
+import { DataSubjectRequestsStore } from '../src/data-subject/data-subject-requests.store.js';
+import { DataSubjectService } from '../src/data-subject/data-subject.service.js';
+import { PrivacyRequestsService, RESUME_AFTER_MS } from '../src/privacy/privacy-requests.service.js';
 import { codeOf, CookieJar, csrfOf, formBody, signedInAs } from './support/inbox-session.js';
 import { operatorToken } from './support/operator-token.js';
 import { CaptchaStub, TURNSTILE_TEST } from './support/captcha-stub.js';
@@ -221,6 +224,45 @@ describe('privacy requests made by the person', () => {
     // The sealed address is gone with the request done.
     const [row] = (await t.dataSource.query(`SELECT address_sealed FROM data_subject_requests WHERE id = '${id}'`)) as { address_sealed: string | null }[];
     expect(row.address_sealed).toBeNull();
+  });
+
+  it('a verified erasure whose run failed half-way is carried out minutes later by any instance, its address kept until then', async () => {
+    const email = address('retoma');
+    const leadId = await lead({ nome: 'Retoma Depois', email });
+    const id = await started('erasure', email);
+    const code = await codeFor(email);
+    const failed = jest.spyOn(t.app.get(DataSubjectService), 'eraseAll').mockRejectedValueOnce(new Error('the database went away'));
+    try {
+      expectProblem(await verify(id, code), 500, 'internal_error');
+    } finally {
+      failed.mockRestore();
+    }
+    const stored = async () => (await t.dataSource.query(`SELECT id FROM leads WHERE id = '${leadId}'`)) as unknown[];
+    expect(await stored()).toHaveLength(1);
+    // Asked again, the request says what is happening rather than that it is done.
+    const again = await verify(id, code);
+    expectProblem(again, 409, 'privacy_request_verified');
+    expect(again.body.detail).toMatch(/being carried out/);
+    const privacy = t.app.get(PrivacyRequestsService);
+    // Not before the verifying instance has had its time: it may still be at it.
+    expect(await privacy.resume(Date.now())).toBe(0);
+    expect(await stored()).toHaveLength(1);
+    // Past the hour after which an unused address is forgotten, this one is kept: the work still needs it.
+    const later = Date.now() + 2 * 3_600_000;
+    await t.app.get(DataSubjectRequestsStore).forgetAddresses(later, 1000);
+    expect(await privacy.resume(Date.now() + RESUME_AFTER_MS + 1000)).toBe(1);
+    expect(await stored()).toHaveLength(0);
+    const entry = (await queue('?status=completed')).body.data.find((row: { id: string }) => row.id === id);
+    expect(entry).toMatchObject({ type: 'erasure', status: 'completed', channel: 'self_service' });
+    const [row] = (await t.dataSource.query(`SELECT counts, address_sealed FROM data_subject_requests WHERE id = '${id}'`)) as {
+      counts: string;
+      address_sealed: string | null;
+    }[];
+    expect(JSON.parse(row.counts)).toMatchObject({ leads: 1 });
+    expect(row.address_sealed).toBeNull();
+    // Done once: a later look finds nothing, and the result stays.
+    expect(await privacy.resume(Date.now() + RESUME_AFTER_MS + 1000)).toBe(0);
+    expectProblem(await verify(id, code), 409, 'privacy_request_verified');
   });
 
   it('consent revocation: every granted communications consent of the address declined', async () => {

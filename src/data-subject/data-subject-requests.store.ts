@@ -7,6 +7,8 @@ import { Metrics } from '../telemetry/metrics.js';
 export type RequestStatus = 'identity_unverified' | 'verified' | 'completed' | 'locked';
 /** What the queue shows: `expired` is an unverified request past its `expires_at`. */
 export type QueueStatus = RequestStatus | 'expired';
+/** The requests that do something to the data, carried out again when their first run did not finish. */
+export type UnfinishedType = 'erasure' | 'consent_revocation';
 export const QUEUE_STATUSES: readonly QueueStatus[] = ['identity_unverified', 'verified', 'completed', 'locked', 'expired'];
 /** The queue by default: requests whose person is known to be who they say (an operator's, or a verified one). */
 export const DEFAULT_QUEUE: readonly QueueStatus[] = ['verified', 'completed'];
@@ -123,12 +125,15 @@ export class DataSubjectRequestsStore {
     return [`DELETE FROM data_subject_requests WHERE type = ${this.p(1)} AND id IN (${this.sql.list(2, ids.length)})`, ['erasure_batch', ...ids]];
   }
 
-  /** A person's request, done: its result in the row, the sealed address gone unless a download still needs it. */
+  /**
+   * A person's request, done: its result in the row, the sealed address gone unless a download still needs it. Once:
+   * a second run of the same work (PrivacyRequestsService.resume beside a slow first) leaves the first result.
+   */
   complete(id: string, completedAt: number, leadIds: readonly string[], counts: unknown, keepAddress = false): Step {
     const p = (n: number) => this.p(n);
     return [
       `UPDATE data_subject_requests SET status = 'completed', completed_at = ${p(1)}, lead_ids = ${p(2)}, counts = ${p(3)}${keepAddress ? '' : ', address_sealed = NULL'}
-        WHERE id = ${p(4)}`,
+        WHERE id = ${p(4)} AND status = 'verified'`,
       [completedAt, JSON.stringify(leadIds), JSON.stringify(counts), id],
     ];
   }
@@ -175,6 +180,21 @@ export class DataSubjectRequestsStore {
   }
 
   /**
+   * Erasures and revocations a person verified before `verifiedBefore` that are not done: the instance that verified
+   * one stopped, or its work failed, before the work committed. Oldest first.
+   */
+  async unfinished(verifiedBefore: number, limit: number): Promise<{ id: string; type: UnfinishedType; addressSealed: string }[]> {
+    const p = (n: number) => this.p(n);
+    const rows = await this.sql.query(
+      `SELECT id, type, address_sealed FROM data_subject_requests
+        WHERE status = 'verified' AND type IN ('erasure', 'consent_revocation') AND address_sealed IS NOT NULL AND verified_at <= ${p(1)}
+        ORDER BY verified_at LIMIT ${p(2)}`,
+      [verifiedBefore, limit],
+    );
+    return rows.map((row) => ({ id: row.id as string, type: row.type as UnfinishedType, addressSealed: row.address_sealed as string }));
+  }
+
+  /**
    * The last try of its code was wrong: the request is over, and its address goes; false when its code was used
    * meanwhile (a right try at the same moment wins: it is being carried out).
    */
@@ -206,9 +226,10 @@ export class DataSubjectRequestsStore {
         SELECT id FROM data_subject_requests WHERE address_sealed IS NOT NULL
           AND ((status = 'identity_unverified' AND expires_at <= ${p(1)})
             OR (download_expires_at IS NOT NULL AND download_expires_at <= ${p(2)})
-            OR (status IN ('verified', 'completed') AND download_expires_at IS NULL AND verified_at <= ${p(3)}))
+            OR ((status = 'completed' OR (status = 'verified' AND type = 'access')) AND download_expires_at IS NULL AND verified_at <= ${p(3)}))
         LIMIT ${p(4)})`,
-      // A verified request whose work failed half-way keeps no address past the hour a download would have had.
+      // A verified access whose reading failed keeps no address past the hour a download would have had; a verified
+      // erasure or revocation keeps it until it is carried out (unfinished()).
       [now, now, now - 3_600_000, limit],
     );
     // Requests nobody verified (anyone can make one, for any address) are not kept: after 30 days they go.

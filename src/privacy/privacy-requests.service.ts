@@ -1,22 +1,24 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { AppConfig } from '../config/config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { maskAddress, parsePrivacyRequest, parseVerification, PrivacyRequestType } from '../data-subject/data-subject-request.js';
-import { DataSubjectRequestsStore, SelfServiceRequest } from '../data-subject/data-subject-requests.store.js';
+import { DataSubjectRequestsStore, SelfServiceRequest, UnfinishedType } from '../data-subject/data-subject-requests.store.js';
 import { AccessPage, DataSubjectService, ErasureReceipt, RevocationReceipt } from '../data-subject/data-subject.service.js';
 import { isCanonicalUuid, uuidv7 } from '../database/uuid-v7.js';
 import { languageOf } from '../docs/person-page.js';
 import { foldEmail } from '../leads/lead-rules.js';
 import { LeadExportService } from '../leads/lead-export.service.js';
 import { LeadExportQuery } from '../leads/lead-export.query.js';
+import { safeError } from '../logging/safe-error.js';
 import { NotificationRecipientsStore } from '../notifications/notification-recipients.store.js';
 import { AppError, serviceUnavailable } from '../problem/app-error.js';
 import { clientIp } from '../request/client-ip.js';
 import { CaptchaVerifier } from '../screening/captcha-verifier.js';
 import { captchaEvidenceOf } from '../screening/lead-evidence.js';
 import { SecretBox } from '../secrets/secret-box.js';
+import { PeriodicJob } from '../time/periodic-job.js';
 import { CODE_LIFETIME_MS, codesRefused, VerificationService } from '../verification/verification.service.js';
 import { LEAD_DATA_EVENTS } from '../webhooks/webhook-events.js';
 import { WebhooksService } from '../webhooks/webhooks.service.js';
@@ -29,6 +31,14 @@ const PURPOSE = 'privacy_request';
 export const DOWNLOAD_LIFETIME_MS = 3_600_000;
 /** Notification recipients read for the summary's list of who received data, at most. */
 const RECIPIENTS_MAX = 200;
+/**
+ * How long the instance that verified an erasure or revocation has to finish it before any instance carries it out
+ * (resume): far beyond a run's time, so that two runs of one request are rare (and harmless: the second finds nothing
+ * left, and the first result stays in the row).
+ */
+export const RESUME_AFTER_MS = 5 * 60_000;
+/** How often each instance looks for such requests, after the look at start. */
+const RESUME_INTERVAL_MS = 60_000;
 
 export interface PrivacyRequestReceipt {
   id: string;
@@ -74,8 +84,12 @@ const sealContext = (id: string) => `privacy-request:${id}`;
  * recorded in its own row of the one table of requests.
  */
 @Injectable()
-export class PrivacyRequestsService {
+export class PrivacyRequestsService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly captchaRequired: boolean;
+  private readonly logger = new Logger('PrivacyRequests');
+  private readonly resumer = new PeriodicJob<number>(RESUME_INTERVAL_MS, (error) =>
+    this.logger.warn({ error: safeError(error) }, 'Carrying out unfinished privacy requests failed; retrying at the next look'),
+  );
 
   constructor(
     private readonly requests: DataSubjectRequestsStore,
@@ -89,6 +103,32 @@ export class PrivacyRequestsService {
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.captchaRequired = config.captcha !== null;
+  }
+
+  onApplicationBootstrap(): void {
+    this.resumer.start(() => this.resume());
+  }
+
+  onModuleDestroy(): Promise<void> {
+    return this.resumer.stop();
+  }
+
+  /**
+   * Carries out the erasures and revocations verified more than RESUME_AFTER_MS before `now` and still not done (the
+   * instance that verified one stopped, or the database failed it half-way): a verified request is the person's
+   * instruction, and is never left undone. Returns how many it carried out.
+   */
+  resume(now = Date.now()): Promise<number> {
+    return this.resumer.once(async () => {
+      let done = 0;
+      for (const request of await this.requests.unfinished(now - RESUME_AFTER_MS, 20)) {
+        if (this.resumer.stopping) break;
+        await this.carryOut(request.id, request.type, foldEmail(this.box.open(request.addressSealed, sealContext(request.id))));
+        this.logger.log({ request_id: request.id, type: request.type }, 'Carried out a privacy request whose first run did not finish');
+        done++;
+      }
+      return done;
+    });
   }
 
   /** `captchaToken`: the page's widget field; the API's callers send the Captcha-Token header. */
@@ -139,19 +179,10 @@ export class PrivacyRequestsService {
       });
     }
     if (!(await this.requests.markVerified(id, now))) throw verifiedAlready();
-    const address = this.box.open(request.addressSealed!, sealContext(id));
-    const email = foldEmail(address);
-    const requester = { clientId: null, requestId: id };
+    const email = foldEmail(this.box.open(request.addressSealed!, sealContext(id)));
     const type = request.type as PrivacyRequestType;
-    if (type === 'erasure') {
-      const receipt = await this.dataSubject.eraseAll(email, requester);
-      return { id, type, status: 'completed', completed_at: receipt.completed_at, counts: receipt.counts, endpoints_notified: receipt.endpoints_notified };
-    }
-    if (type === 'consent_revocation') {
-      const receipt = await this.dataSubject.revokeAll(email, requester);
-      return { id, type, status: 'completed', completed_at: receipt.completed_at, counts: receipt.counts, revoked_at: receipt.revoked_at };
-    }
-    const page = await this.dataSubject.accessPage(email, undefined, requester);
+    if (type !== 'access') return this.carryOut(id, type, email);
+    const page = await this.dataSubject.accessPage(email, undefined, { clientId: null, requestId: id });
     const token = randomBytes(32).toString('base64url');
     const downloadExpiresAt = Date.now() + DOWNLOAD_LIFETIME_MS;
     await this.requests.setDownload(id, sha256(token), downloadExpiresAt);
@@ -167,6 +198,17 @@ export class PrivacyRequestsService {
       download_token: token,
       download_expires_at: new Date(downloadExpiresAt).toISOString(),
     };
+  }
+
+  /** An erasure or a revocation, through the operators' path, recorded in the request's row. */
+  private async carryOut(id: string, type: UnfinishedType, email: string): Promise<ErasureResult | RevocationResult> {
+    const requester = { clientId: null, requestId: id };
+    if (type === 'erasure') {
+      const receipt = await this.dataSubject.eraseAll(email, requester);
+      return { id, type, status: 'completed', completed_at: receipt.completed_at, counts: receipt.counts, endpoints_notified: receipt.endpoints_notified };
+    }
+    const receipt = await this.dataSubject.revokeAll(email, requester);
+    return { id, type, status: 'completed', completed_at: receipt.completed_at, counts: receipt.counts, revoked_at: receipt.revoked_at };
   }
 
   /**
@@ -211,6 +253,9 @@ export class PrivacyRequestsService {
     const request = isCanonicalUuid(id) ? await this.requests.findSelfService(id) : undefined;
     if (!request) throw new AppError('privacy_request_not_found', 'No privacy request has this id.');
     if (request.status === 'locked') throw locked();
+    if (request.status === 'verified' && request.type !== 'access') {
+      throw new AppError('privacy_request_verified', 'This request was verified and is being carried out; it is done within minutes.');
+    }
     if (request.status !== 'identity_unverified') throw verifiedAlready();
     if (request.expiresAt <= now || request.addressSealed === null) {
       throw new AppError('privacy_request_expired', 'The code of this request expired before it was entered; make the request again for a new code.');
