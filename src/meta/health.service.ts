@@ -6,6 +6,7 @@ import { APP_CONFIG } from '../config/config.module.js';
 import { serviceUnavailable } from '../problem/app-error.js';
 import { RateLimitStore } from '../rate-limit/rate-limit.store.js';
 import { Outbox } from '../outbox/outbox.service.js';
+import { within } from '../time/within.js';
 
 export type CheckState = 'up' | 'down';
 
@@ -92,17 +93,11 @@ export class HealthService {
   }
 
   private async probe(check: () => Promise<unknown>): Promise<CheckState> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error('health check timed out')), CHECK_TIMEOUT_MS);
-    });
     try {
-      await Promise.race([check(), timeout]);
+      await within(check(), CHECK_TIMEOUT_MS, 'health check');
       return 'up';
     } catch {
       return 'down';
-    } finally {
-      clearTimeout(timer);
     }
   }
 }

@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { within } from '../time/within.js';
 
 /**
  * The service's Prometheus metrics (docs/decisions/0042-observability.md). Their names and labels are a contract that
@@ -124,17 +125,14 @@ export class Metrics {
   async exposition(timeoutMs = 3000): Promise<string> {
     await Promise.all(
       this.scrapeHooks.map(async (hook) => {
-        let timer: NodeJS.Timeout | undefined;
         try {
-          await Promise.race([hook.refresh(), new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('timed out')), timeoutMs)))]);
+          await within(hook.refresh(), timeoutMs, hook.name);
         } catch (error) {
           hook.failed();
           if (Date.now() - this.lastFailureLog > 60_000) {
             this.lastFailureLog = Date.now();
             this.logger.warn({ gauge: hook.name, error: (error as Error).message }, 'metrics: a gauge could not be read');
           }
-        } finally {
-          clearTimeout(timer);
         }
       }),
     );
