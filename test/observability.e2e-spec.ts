@@ -151,6 +151,23 @@ describe('observability: metrics and health', () => {
       expect([registration, token, client]).toEqual([1, 1, 1]);
     });
 
+    it('auth_failures_total{kind="verification_code"}: a wrong code counts once, from the API (a problem) and from a page (its form again)', async () => {
+      const started = await t.http.post('/api/v1/privacy/requests').send({ type: 'access', email: 'codigo@pessoa.example.com.br' }).then(expectContract);
+      expect(started.status).toBe(202);
+      const id = started.body.id as string;
+      // The code is six random digits: one in a million is 000000, and then this test says so rather than passing.
+      const [api] = await moved(
+        async () => expect((await t.http.post(`/api/v1/privacy/requests/${id}/verify`).send({ code: '000000' }).then(expectContract)).status).toBe(400),
+        ['auth_failures_total', { kind: 'verification_code' }],
+      );
+      const [fromPage] = await moved(async () => {
+        const res = await t.http.post(`/privacy/requests/${id}/verify`).type('form').send('code=000000').then(expectContract);
+        expect(res.status).toBe(400);
+        expect(res.text).toContain('tentativa');
+      }, ['auth_failures_total', { kind: 'verification_code' }]);
+      expect([api, fromPage]).toEqual([1, 1]);
+    });
+
     it('exports_running while an export streams, and back to 0 when it ends', async () => {
       // 15 MB of CSV: more than the loopback socket buffers hold, so the export waits for a client that does not read.
       const leads = Array.from({ length: 3000 }, (_, i) => storedLead(i, { mensagem: 'm'.repeat(5000) }));

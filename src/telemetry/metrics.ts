@@ -164,5 +164,4 @@ export const AUTH_FAILURE_KINDS: Readonly<Record<string, string>> = {
   invalid_refresh_token: 'invalid_grant',
   invalid_claim_token: 'invalid_grant',
   insufficient_scope: 'insufficient_scope',
-  verification_code_invalid: 'verification_code',
 };

@@ -13,6 +13,7 @@ export type CodeAbout = PrivacyCodeMail['request'] | 'agent_claim';
 import { Outbox } from '../outbox/outbox.service.js';
 import { RateLimitStore } from '../rate-limit/rate-limit.store.js';
 import { SecretBox } from '../secrets/secret-box.js';
+import { Metrics } from '../telemetry/metrics.js';
 import { VERIFICATION_EVENT, VerificationStore } from './verification.store.js';
 
 /** How long a code is valid. */
@@ -98,6 +99,7 @@ export class VerificationService {
     private readonly box: SecretBox,
     private readonly outbox: Outbox,
     private readonly limits: RateLimitStore,
+    private readonly metrics: Metrics,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.dailyLimit = config.inbox.verificationMailDailyLimit;
@@ -145,14 +147,23 @@ export class VerificationService {
 
   /** Spends a try of the code the token stands for; a right code is used up at once. */
   check(purpose: string, token: unknown, code: unknown, now = Date.now()): Promise<CheckOutcome> {
-    if (typeof token !== 'string' || token.length > 200) return Promise.resolve({ verified: false, triesLeft: 0 });
-    return this.spend({ tokenHash: sha256(token) }, purpose, code, now);
+    if (typeof token !== 'string' || token.length > 200) return Promise.resolve(this.counted({ verified: false, triesLeft: 0 }));
+    return this.spend({ tokenHash: sha256(token) }, purpose, code, now).then(this.counted);
   }
 
   /** The same, for a verification its caller knows by id (a privacy request holds the id of its code's verification). */
   checkById(purpose: string, id: string, code: unknown, now = Date.now()): Promise<CheckOutcome> {
-    return this.spend({ id }, purpose, code, now);
+    return this.spend({ id }, purpose, code, now).then(this.counted);
   }
+
+  /**
+   * Every failed check in auth_failures_total{kind="verification_code"}, whatever page or API made it (the pages answer
+   * with a form again, not a problem); a right code a double click used first is not a failure.
+   */
+  private readonly counted = (outcome: CheckOutcome): CheckOutcome => {
+    if (!outcome.verified && !outcome.usedMeanwhile) this.metrics.authFailures.inc({ kind: 'verification_code' });
+    return outcome;
+  };
 
   private async spend(key: { tokenHash: string } | { id: string }, purpose: string, code: unknown, now: number): Promise<CheckOutcome> {
     const spent = await this.store.spendTry(key, purpose, MAX_TRIES, now);
