@@ -71,20 +71,7 @@ export class NotificationRecipientsService {
       const now = Math.max(Date.now(), notBefore);
       const id = uuidv7(now);
       const { confirmation, data } = this.newConfirmation(id, now);
-      const row: NotificationRecipient = {
-        id,
-        ...input,
-        status: 'pending',
-        statusReason: null,
-        confirmationTokenHash: confirmation.tokenHash,
-        confirmationExpiresAt: confirmation.expiresAt,
-        confirmedAt: null,
-        unsubscribedAt: null,
-        permanentFailures: 0,
-        failingSince: null,
-        createdAt: now,
-        updatedAt: now,
-      };
+      const row: NotificationRecipient = { id, ...input, ...pending(confirmation, now), createdAt: now };
       try {
         await this.recipients.transaction(() => this.insertSteps(row, data, now));
       } catch (error) {
@@ -168,18 +155,7 @@ export class NotificationRecipientsService {
     if (!restarted) throw confirmedAlready();
     this.outbox.wake();
     this.logger.log({ recipient_id: recipient.id }, 'Notification confirmation sent again');
-    return view({
-      ...recipient,
-      status: 'pending',
-      statusReason: null,
-      confirmationTokenHash: confirmation.tokenHash,
-      confirmationExpiresAt: confirmation.expiresAt,
-      confirmedAt: null,
-      unsubscribedAt: null,
-      permanentFailures: 0,
-      failingSince: null,
-      updatedAt: now,
-    });
+    return view({ ...recipient, ...pending(confirmation, now) });
   }
 
   private *restartSteps(id: string, confirmation: PendingConfirmation, data: ConfirmationData, now: number) {
@@ -275,6 +251,21 @@ export class NotificationRecipientsService {
     if (!recipient) throw notFound();
     return recipient;
   }
+}
+
+/** A recipient's state while its address has not confirmed: a new recipient's, and one sent its confirmation again. */
+function pending(confirmation: PendingConfirmation, now: number) {
+  return {
+    status: 'pending' as const,
+    statusReason: null,
+    confirmationTokenHash: confirmation.tokenHash,
+    confirmationExpiresAt: confirmation.expiresAt,
+    confirmedAt: null,
+    unsubscribedAt: null,
+    permanentFailures: 0,
+    failingSince: null,
+    updatedAt: now,
+  };
 }
 
 function notFound(): AppError {
