@@ -11,12 +11,8 @@ export function languageOf(req: Request, chosen?: unknown): PageLanguage {
   return typeof accepted === 'string' && accepted.toLowerCase().startsWith('en') ? 'en' : 'pt-BR';
 }
 
-/**
- * A page for a person, in one language with a link to the other (`path` with `?lang=`): the docs' stylesheet, no
- * script of ours, not indexed.
- */
-export function personPage(lang: PageLanguage, path: string, title: string, body: string, head = ''): string {
-  const other = lang === 'en' ? { lang: 'pt-BR', label: 'Português' } : { lang: 'en', label: 'English' };
+/** A person's page up to its body: the docs' stylesheet, no script of ours, not indexed; `head`, what a page adds. */
+export function personPageHead(lang: PageLanguage, title: string, head = ''): string {
   return `<!doctype html>
 <html lang="${lang}">
 <head>
@@ -25,7 +21,16 @@ export function personPage(lang: PageLanguage, path: string, title: string, body
 <meta name="robots" content="noindex">
 <title>${e(title)}</title>
 <link rel="stylesheet" href="/docs/assets/docs.css">
-${head}</head>
+${head}</head>`;
+}
+
+/**
+ * A page for a person, in one language with a link to the other (`path` with `?lang=`): the docs' stylesheet, no
+ * script of ours, not indexed.
+ */
+export function personPage(lang: PageLanguage, path: string, title: string, body: string, head = ''): string {
+  const other = lang === 'en' ? { lang: 'pt-BR', label: 'Português' } : { lang: 'en', label: 'English' };
+  return `${personPageHead(lang, title, head)}
 <body>
 <main class="person">
 <nav class="meta" aria-label="${other.label}"><a href="${e(path)}?lang=${other.lang}" hreflang="${other.lang}" lang="${other.lang}">${other.label}</a></nav>

@@ -1,4 +1,5 @@
 import { escapeHtml } from '../docs/docs-layout.js';
+import { personPageHead } from '../docs/person-page.js';
 
 /** The words of one page, Portuguese first, then English (people read Portuguese first). */
 interface Words {
@@ -10,15 +11,7 @@ interface Words {
 /** A page in both languages, with an optional form between the Portuguese and the English: the page's first form. */
 function page(words: Words, form = ''): string {
   const paragraphs = (lines: string[]) => lines.map((line) => `<p>${line}</p>`).join('\n');
-  return `<!doctype html>
-<html lang="pt-BR">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex">
-<title>${escapeHtml(words.title)}</title>
-<link rel="stylesheet" href="/docs/assets/docs.css">
-</head>
+  return `${personPageHead('pt-BR', words.title)}
 <body>
 <main>
 <h1>${escapeHtml(words.title)}</h1>
