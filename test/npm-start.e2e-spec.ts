@@ -1,6 +1,7 @@
 /** @system `npm start` (npm, then the service it runs) as processes, under `script` for a terminal */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { cpSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync } from 'node:fs';
+import { once } from 'node:events';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -162,6 +163,7 @@ describe('npm start, stopped by a signal while it builds first', () => {
       const dataDir = mkdtempSync(join(tmpdir(), 'npm-start-'));
       const env = { PATH: process.env.PATH, HOME: process.env.HOME, PORT: String(await freePort()), DATA_DIR: dataDir, npm_config_update_notifier: 'false' };
       const npm = spawn('npm', ['start'], { cwd: copy, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+      const closed = once(npm, 'close');
       let output = '';
       npm.stdout.on('data', (chunk) => (output += chunk));
       npm.stderr.on('data', (chunk) => (output += chunk));
@@ -177,6 +179,8 @@ describe('npm start, stopped by a signal while it builds first', () => {
         const until = Date.now() + 5_000;
         while (Date.now() < until && processesIn(copy).length > 0) await sleep(100);
         expect(processesIn(copy)).toEqual([]);
+        // Its last words may still be in the pipe when the processes are gone: read until npm's streams close.
+        await Promise.race([closed, sleep(5_000)]);
         expect(output).toMatch(new RegExp(`Build stopped on ${signal}`));
         expect(npm.exitCode ?? npm.signalCode).not.toBe(0);
       } finally {

@@ -64,6 +64,16 @@ export async function freshDatabase(kind: DatabaseKind = ON_POSTGRES ? 'postgres
     kind,
     env: { DATABASE_URL: url.toString(), SECRETS_KEY: TEST_SECRETS_KEY },
     query: <T>(sql: string) => run<T>(url.toString(), sql),
-    drop: async () => void (await run(base, `DROP SCHEMA ${schema} CASCADE`)),
+    drop: async () => {
+      // Two suites dropping their schemas at once can deadlock on what both depend on (pg_trgm's operator class):
+      // PostgreSQL aborts one of them, which then simply goes again.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return void (await run(base, `DROP SCHEMA ${schema} CASCADE`));
+        } catch (error) {
+          if ((error as { code?: string }).code !== '40P01' || attempt === 3) throw error;
+        }
+      }
+    },
   };
 }
