@@ -25,6 +25,7 @@ import { SelfServiceRequests1766200000000 } from './1766200000000-self-service-r
 import { AgentClaims1766300000000 } from './1766300000000-agent-claims.js';
 import { OutboxTraceContext1766400000000 } from './1766400000000-outbox-trace-context.js';
 import { InboxPeopleOidcSubject1766500000000 } from './1766500000000-inbox-people-oidc-subject.js';
+import { PrivacyRequestResumeClaim1766600000000 } from './1766600000000-privacy-request-resume-claim.js';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -52,4 +53,5 @@ export const MIGRATIONS = [
   AgentClaims1766300000000,
   OutboxTraceContext1766400000000,
   InboxPeopleOidcSubject1766500000000,
+  PrivacyRequestResumeClaim1766600000000,
 ];

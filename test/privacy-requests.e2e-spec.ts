@@ -226,32 +226,44 @@ describe('privacy requests made by the person', () => {
     expect(row.address_sealed).toBeNull();
   });
 
-  it('a verified erasure whose run failed half-way is carried out minutes later by any instance, its address kept until then', async () => {
-    const email = address('retoma');
+  /** A verified erasure whose run failed (the database went away after the verification committed), and its lead. */
+  const stuckErasure = async (name: string) => {
+    const email = address(name);
     const leadId = await lead({ nome: 'Retoma Depois', email });
     const id = await started('erasure', email);
     const code = await codeFor(email);
     const failed = jest.spyOn(t.app.get(DataSubjectService), 'eraseAll').mockRejectedValueOnce(new Error('the database went away'));
+    let calls: number;
     try {
       expectProblem(await verify(id, code), 500, 'internal_error');
     } finally {
+      calls = failed.mock.calls.length;
       failed.mockRestore();
     }
-    const stored = async () => (await t.dataSource.query(`SELECT id FROM leads WHERE id = '${leadId}'`)) as unknown[];
-    expect(await stored()).toHaveLength(1);
+    // It failed after the verification committed: the request is verified, its work not done.
+    expect(calls).toBe(1);
+    expect((await queue('?status=verified')).body.data.find((row: { id: string }) => row.id === id)).toMatchObject({ status: 'verified' });
+    return { id, code, stored: async () => ((await t.dataSource.query(`SELECT id FROM leads WHERE id = '${leadId}'`)) as unknown[]).length };
+  };
+  const stillAfter = (ms: number) => Date.now() + ms + 1000;
+
+  it('a verified erasure whose run failed half-way is carried out minutes later by one instance, its address kept until then', async () => {
+    const { id, code, stored } = await stuckErasure('retoma');
+    expect(await stored()).toBe(1);
     // Asked again, the request says what is happening rather than that it is done.
     const again = await verify(id, code);
     expectProblem(again, 409, 'privacy_request_verified');
     expect(again.body.detail).toMatch(/being carried out/);
     const privacy = t.app.get(PrivacyRequestsService);
     // Not before the verifying instance has had its time: it may still be at it.
-    expect(await privacy.resume(Date.now())).toBe(0);
-    expect(await stored()).toHaveLength(1);
+    expect(await privacy.resume(Date.now())).not.toContain(id);
+    expect(await stored()).toBe(1);
     // Past the hour after which an unused address is forgotten, this one is kept: the work still needs it.
-    const later = Date.now() + 2 * 3_600_000;
-    await t.app.get(DataSubjectRequestsStore).forgetAddresses(later, 1000);
-    expect(await privacy.resume(Date.now() + RESUME_AFTER_MS + 1000)).toBe(1);
-    expect(await stored()).toHaveLength(0);
+    await t.app.get(DataSubjectRequestsStore).forgetAddresses(Date.now() + 2 * 3_600_000, 1000);
+    // Two instances looking at once: one takes it up, the other leaves it.
+    const looks = await Promise.all([privacy.resume(stillAfter(RESUME_AFTER_MS)), privacy.resume(stillAfter(RESUME_AFTER_MS))]);
+    expect(looks.flat().filter((done) => done === id)).toHaveLength(1);
+    expect(await stored()).toBe(0);
     const entry = (await queue('?status=completed')).body.data.find((row: { id: string }) => row.id === id);
     expect(entry).toMatchObject({ type: 'erasure', status: 'completed', channel: 'self_service' });
     const [row] = (await t.dataSource.query(`SELECT counts, address_sealed FROM data_subject_requests WHERE id = '${id}'`)) as {
@@ -260,9 +272,29 @@ describe('privacy requests made by the person', () => {
     }[];
     expect(JSON.parse(row.counts)).toMatchObject({ leads: 1 });
     expect(row.address_sealed).toBeNull();
-    // Done once: a later look finds nothing, and the result stays.
-    expect(await privacy.resume(Date.now() + RESUME_AFTER_MS + 1000)).toBe(0);
+    expect(await privacy.resume(stillAfter(2 * RESUME_AFTER_MS))).not.toContain(id);
     expectProblem(await verify(id, code), 409, 'privacy_request_verified');
+  });
+
+  it('a request that fails again holds up no other, and is tried again after its wait', async () => {
+    const first = await stuckErasure('falha');
+    const second = await stuckErasure('segue');
+    const privacy = t.app.get(PrivacyRequestsService);
+    const failing = jest.spyOn(t.app.get(DataSubjectService), 'eraseAll').mockRejectedValueOnce(new Error('still failing'));
+    let look: string[];
+    try {
+      look = await privacy.resume(stillAfter(RESUME_AFTER_MS));
+    } finally {
+      failing.mockRestore();
+    }
+    // The older one failed again; the one after it was carried out in the same look.
+    expect(look).toContain(second.id);
+    expect(look).not.toContain(first.id);
+    expect([await first.stored(), await second.stored()]).toEqual([1, 0]);
+    // Taken up by that look, it waits its turn again, then goes.
+    expect(await privacy.resume(stillAfter(RESUME_AFTER_MS))).not.toContain(first.id);
+    expect(await privacy.resume(stillAfter(2 * RESUME_AFTER_MS + 1000))).toContain(first.id);
+    expect(await first.stored()).toBe(0);
   });
 
   it('consent revocation: every granted communications consent of the address declined', async () => {

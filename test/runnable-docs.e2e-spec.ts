@@ -233,13 +233,15 @@ describe('the shell blocks of the docs run verbatim, in order, in one bash sessi
         const url = `http://127.0.0.1:${port}/hooks/leads`;
         const body = JSON.stringify({ type: 'lead.merged', timestamp: new Date().toISOString(), data: {} });
         const secret = readFileSync(join(run.dir, 'webhook-secret'), 'utf8').trim();
+        // One moment for the signature and its header: read twice, a second's turn between them broke the signature.
+        const signedAt = new Date();
         const headers = (signature: string) => ({
           'content-type': 'application/json',
           'webhook-id': 'msg_unknowntype',
-          'webhook-timestamp': String(Math.floor(Date.now() / 1000)),
+          'webhook-timestamp': String(Math.floor(signedAt.getTime() / 1000)),
           'webhook-signature': signature,
         });
-        const signature = new Webhook(secret).sign('msg_unknowntype', new Date(), body);
+        const signature = new Webhook(secret).sign('msg_unknowntype', signedAt, body);
         const forged = await fetch(url, { method: 'POST', headers: headers(signature.replace(/.{4}$/, 'AAA=')), body });
         expect(forged.status).toBe(400);
         const unknown = await fetch(url, { method: 'POST', headers: headers(signature), body });

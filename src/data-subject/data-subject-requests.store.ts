@@ -168,30 +168,42 @@ export class DataSubjectRequestsStore {
     };
   }
 
-  /** The person proved the address: once (a racing second proof finds nothing to change). */
+  /** The person proved the address: once (a racing second proof finds nothing to change); this instance carries it out. */
   async markVerified(id: string, now: number): Promise<boolean> {
     const p = (n: number) => this.p(n);
     const rows = await this.sql.query(
-      `UPDATE data_subject_requests SET status = 'verified', verified_at = ${p(1)}, due_at = ${p(2)}
-        WHERE id = ${p(3)} AND status = 'identity_unverified' RETURNING id`,
-      [now, now + DUE_MS, id],
+      `UPDATE data_subject_requests SET status = 'verified', verified_at = ${p(1)}, due_at = ${p(2)}, resume_claimed_at = ${p(3)}
+        WHERE id = ${p(4)} AND status = 'identity_unverified' RETURNING id`,
+      [now, now + DUE_MS, now, id],
     );
     return rows.length === 1;
   }
 
   /**
-   * Erasures and revocations a person verified before `verifiedBefore` that are not done: the instance that verified
-   * one stopped, or its work failed, before the work committed. Oldest first.
+   * Erasures and revocations a person verified that are not done, and that no instance took up after `claimedBefore`
+   * (the verification takes one up): the instance stopped, or the work failed, before it committed. Oldest first.
    */
-  async unfinished(verifiedBefore: number, limit: number): Promise<{ id: string; type: UnfinishedType; addressSealed: string }[]> {
+  async unfinished(claimedBefore: number, limit: number): Promise<{ id: string; type: UnfinishedType; addressSealed: string }[]> {
     const p = (n: number) => this.p(n);
     const rows = await this.sql.query(
       `SELECT id, type, address_sealed FROM data_subject_requests
-        WHERE status = 'verified' AND type IN ('erasure', 'consent_revocation') AND address_sealed IS NOT NULL AND verified_at <= ${p(1)}
+        WHERE status = 'verified' AND type IN ('erasure', 'consent_revocation') AND address_sealed IS NOT NULL
+          AND COALESCE(resume_claimed_at, verified_at) <= ${p(1)}
         ORDER BY verified_at LIMIT ${p(2)}`,
-      [verifiedBefore, limit],
+      [claimedBefore, limit],
     );
     return rows.map((row) => ({ id: row.id as string, type: row.type as UnfinishedType, addressSealed: row.address_sealed as string }));
+  }
+
+  /** Takes up an unfinished request (above) for this instance, unless another took it up after `claimedBefore`. */
+  async claim(id: string, now: number, claimedBefore: number): Promise<boolean> {
+    const p = (n: number) => this.p(n);
+    const rows = await this.sql.query(
+      `UPDATE data_subject_requests SET resume_claimed_at = ${p(1)}
+        WHERE id = ${p(2)} AND status = 'verified' AND COALESCE(resume_claimed_at, verified_at) <= ${p(3)} RETURNING id`,
+      [now, id, claimedBefore],
+    );
+    return rows.length === 1;
   }
 
   /**

@@ -32,9 +32,8 @@ export const DOWNLOAD_LIFETIME_MS = 3_600_000;
 /** Notification recipients read for the summary's list of who received data, at most. */
 const RECIPIENTS_MAX = 200;
 /**
- * How long the instance that verified an erasure or revocation has to finish it before any instance carries it out
- * (resume): far beyond a run's time, so that two runs of one request are rare (and harmless: the second finds nothing
- * left, and the first result stays in the row).
+ * How long an instance that took up a verified erasure or revocation (its verification, or a resume) has to finish it
+ * before another takes it up (resume): far beyond one person's erasure, and the wait before a failing one is tried again.
  */
 export const RESUME_AFTER_MS = 5 * 60_000;
 /** How often each instance looks for such requests, after the look at start. */
@@ -87,7 +86,7 @@ const sealContext = (id: string) => `privacy-request:${id}`;
 export class PrivacyRequestsService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly captchaRequired: boolean;
   private readonly logger = new Logger('PrivacyRequests');
-  private readonly resumer = new PeriodicJob<number>(RESUME_INTERVAL_MS, (error) =>
+  private readonly resumer = new PeriodicJob<string[]>(RESUME_INTERVAL_MS, (error) =>
     this.logger.warn({ error: safeError(error) }, 'Carrying out unfinished privacy requests failed; retrying at the next look'),
   );
 
@@ -106,7 +105,7 @@ export class PrivacyRequestsService implements OnApplicationBootstrap, OnModuleD
   }
 
   onApplicationBootstrap(): void {
-    this.resumer.start(() => this.resume());
+    this.resumer.start(() => this.resumer.once(() => this.resume()));
   }
 
   onModuleDestroy(): Promise<void> {
@@ -114,21 +113,30 @@ export class PrivacyRequestsService implements OnApplicationBootstrap, OnModuleD
   }
 
   /**
-   * Carries out the erasures and revocations verified more than RESUME_AFTER_MS before `now` and still not done (the
-   * instance that verified one stopped, or the database failed it half-way): a verified request is the person's
-   * instruction, and is never left undone. Returns how many it carried out.
+   * Carries out the erasures and revocations that were verified, are not done, and that no instance took up in the
+   * RESUME_AFTER_MS before `now` (the instance that verified one stopped, or the database failed it half-way): a
+   * verified request is the person's instruction, and is never left undone. Each is taken up first (so that two
+   * instances never run one), and one that fails is tried again RESUME_AFTER_MS later without holding up the others.
+   * Returns the ids it carried out.
    */
-  resume(now = Date.now()): Promise<number> {
-    return this.resumer.once(async () => {
-      let done = 0;
-      for (const request of await this.requests.unfinished(now - RESUME_AFTER_MS, 20)) {
-        if (this.resumer.stopping) break;
+  async resume(now = Date.now()): Promise<string[]> {
+    const claimedBefore = now - RESUME_AFTER_MS;
+    const done: string[] = [];
+    for (const request of await this.requests.unfinished(claimedBefore, 20)) {
+      if (this.resumer.stopping) break;
+      if (!(await this.requests.claim(request.id, now, claimedBefore))) continue;
+      try {
         await this.carryOut(request.id, request.type, foldEmail(this.box.open(request.addressSealed, sealContext(request.id))));
         this.logger.log({ request_id: request.id, type: request.type }, 'Carried out a privacy request whose first run did not finish');
-        done++;
+        done.push(request.id);
+      } catch (error) {
+        this.logger.warn(
+          { request_id: request.id, type: request.type, error: safeError(error) },
+          'A privacy request could not be carried out; trying again later',
+        );
       }
-      return done;
-    });
+    }
+    return done;
   }
 
   /** `captchaToken`: the page's widget field; the API's callers send the Captcha-Token header. */
@@ -253,7 +261,7 @@ export class PrivacyRequestsService implements OnApplicationBootstrap, OnModuleD
     const request = isCanonicalUuid(id) ? await this.requests.findSelfService(id) : undefined;
     if (!request) throw new AppError('privacy_request_not_found', 'No privacy request has this id.');
     if (request.status === 'locked') throw locked();
-    if (request.status === 'verified' && request.type !== 'access') {
+    if (request.status === 'verified' && request.type !== 'access' && request.addressSealed !== null) {
       throw new AppError('privacy_request_verified', 'This request was verified and is being carried out; it is done within minutes.');
     }
     if (request.status !== 'identity_unverified') throw verifiedAlready();

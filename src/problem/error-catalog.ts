@@ -259,8 +259,9 @@ export const ERROR_CATALOG = {
   privacy_request_verified: {
     status: 409,
     title: 'Privacy request already verified',
-    hint: 'The answer was given when the code was entered; an access request’s download token reads the data for an hour.',
-    description: 'The code of this request was already entered and the request carried out. Nothing was done again.',
+    hint: 'The answer was given when the code was entered; an access request’s download token reads the data for an hour. An erasure or revocation whose first run failed is carried out within minutes.',
+    description:
+      'The code of this request was already entered: the request was carried out then, or (an erasure or revocation whose first run failed) is being carried out. Nothing was done again.',
   },
   idempotency_request_in_progress: {
     status: 409,

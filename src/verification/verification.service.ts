@@ -147,23 +147,14 @@ export class VerificationService {
 
   /** Spends a try of the code the token stands for; a right code is used up at once. */
   check(purpose: string, token: unknown, code: unknown, now = Date.now()): Promise<CheckOutcome> {
-    if (typeof token !== 'string' || token.length > 200) return Promise.resolve(this.counted({ verified: false, triesLeft: 0 }));
-    return this.spend({ tokenHash: sha256(token) }, purpose, code, now).then(this.counted);
+    if (typeof token !== 'string' || token.length > 200) return Promise.resolve({ verified: false, triesLeft: 0 });
+    return this.spend({ tokenHash: sha256(token) }, purpose, code, now);
   }
 
   /** The same, for a verification its caller knows by id (a privacy request holds the id of its code's verification). */
   checkById(purpose: string, id: string, code: unknown, now = Date.now()): Promise<CheckOutcome> {
-    return this.spend({ id }, purpose, code, now).then(this.counted);
+    return this.spend({ id }, purpose, code, now);
   }
-
-  /**
-   * Every failed check in auth_failures_total{kind="verification_code"}, whatever page or API made it (the pages answer
-   * with a form again, not a problem); a right code a double click used first is not a failure.
-   */
-  private readonly counted = (outcome: CheckOutcome): CheckOutcome => {
-    if (!outcome.verified && !outcome.usedMeanwhile) this.metrics.authFailures.inc({ kind: 'verification_code' });
-    return outcome;
-  };
 
   private async spend(key: { tokenHash: string } | { id: string }, purpose: string, code: unknown, now: number): Promise<CheckOutcome> {
     const spent = await this.store.spendTry(key, purpose, MAX_TRIES, now);
@@ -171,7 +162,12 @@ export class VerificationService {
     const triesLeft = MAX_TRIES - spent.attempts;
     const given = typeof code === 'string' ? code.replace(/\s/g, '') : '';
     const right = /^\d{6}$/.test(given) && timingSafeEqual(Buffer.from(this.codeMac(spent.id, given), 'hex'), Buffer.from(spent.codeMac, 'hex'));
-    if (!right || spent.subject === null) return { verified: false, triesLeft };
+    if (!right || spent.subject === null) {
+      // Every try a wrong code spends, whatever page or API made it (the pages answer with their form, not a problem).
+      // A code that spends no try (expired, used by a double click's first half, out of tries) is not a guess.
+      this.metrics.authFailures.inc({ kind: 'verification_code' });
+      return { verified: false, triesLeft };
+    }
     if (!(await this.store.use(spent.id, now))) return { verified: false, triesLeft: 0, usedMeanwhile: true };
     return { verified: true, subject: spent.subject };
   }

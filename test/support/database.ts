@@ -72,6 +72,7 @@ export async function freshDatabase(kind: DatabaseKind = ON_POSTGRES ? 'postgres
           return void (await run(base, `DROP SCHEMA ${schema} CASCADE`));
         } catch (error) {
           if ((error as { code?: string }).code !== '40P01' || attempt === 3) throw error;
+          await new Promise((resolve) => setTimeout(resolve, 50 + Math.random() * 200));
         }
       }
     },
